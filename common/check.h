@@ -1,0 +1,35 @@
+// check.h — the steps every case takes around the call under test.
+//
+// poison() fills an output with NaN before the call, so an element the submission never wrote
+// is caught; inputs_unchanged() catches a submission that scribbles on its inputs; check_output()
+// compares and records the result in the case's CaseResult.
+#pragma once
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "cases.h"
+#include "compare.h"
+#include "tensor.h"
+
+namespace attn {
+
+void poison(Tensor& t);
+
+// Records a failure in `r` and returns false if `now` differs from `before` anywhere.
+bool inputs_unchanged(CaseResult& r, const std::string& name, const Tensor& before, const Tensor& now);
+
+// Compares `got` with `want`; on failure records reason "<what>: …" and the details in `r`.
+// Always records the max error and the share of tolerance used. Returns whether it passed.
+bool check_output(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, Tolerance tol,
+                  const std::vector<std::string>& dims = {});
+
+// Wall-clock milliseconds of fn() (informational only: benchmarks use events, not this).
+template <class F>
+double wall_ms(F&& fn) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace attn

@@ -1,0 +1,36 @@
+// compare.h — element-wise comparison of a result against its expected tensor.
+//
+// Passes when |got − want| ≤ atol + rtol·|want| everywhere. Checked separately, before the
+// tolerance test: NaN/Inf values (the harness poisons outputs with NaN, so an unwritten element
+// shows up here), and an all-zero or constant output where the expected one is not — those fail
+// even where the tolerances would allow them. A failure explains itself: mismatch count, the first
+// few mismatches with their multi-dimensional index, max abs/rel error and the share of the
+// tolerance used.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tensor.h"
+
+namespace attn {
+
+struct Tolerance {
+    double atol = 1e-5;
+    double rtol = 1e-4;
+};
+
+struct CompareResult {
+    bool passed = false;
+    int64_t mismatches = 0;   // elements outside the tolerance (non-finite ones included)
+    int64_t nonfinite = 0;    // NaN or Inf in `got`
+    double max_abs = 0.0;     // over finite elements
+    double max_rel = 0.0;
+    double tol_share = 0.0;   // max of |got − want| / (atol + rtol·|want|); ≤ 1 passes
+    std::string reason;       // one line: why it failed, empty when it passed
+    std::string detail;       // the first mismatches, one per line
+};
+
+// `dims` names the dimensions for the messages, e.g. {"b", "s", "d"}.
+CompareResult compare(const float* got, const Tensor& want, Tolerance tol, const std::vector<std::string>& dims = {});
+
+}  // namespace attn

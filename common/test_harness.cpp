@@ -1,0 +1,177 @@
+// test_harness.cpp — unit tests of the harness itself: the safetensors reader on hand-made good
+// and bad files, the comparison, the index formatting, the allocation tracker.
+//   make unit
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/alloc_tracker.h"
+#include "common/compare.h"
+#include "common/safetensors.h"
+
+using namespace attn;
+
+namespace {
+
+std::string temp_path(const std::string& name) { return "build/common/test_" + name + ".safetensors"; }
+
+// Writes: 8-byte little-endian length, the header text, then `data` raw bytes.
+std::string write_raw(const std::string& name, const std::string& header, const std::string& data,
+                      long declared_len = -1) {
+    const std::string path = temp_path(name);
+    std::ofstream out(path, std::ios::binary);
+    uint64_t len = declared_len >= 0 ? uint64_t(declared_len) : header.size();
+    for (int i = 0; i < 8; ++i) out.put(char((len >> (8 * i)) & 0xff));
+    out << header << data;
+    return path;
+}
+
+std::string floats(std::vector<float> v) { return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4); }
+
+const std::string kGoodHeader =
+    R"({"__metadata__":{"format_version":"1","atol":"1e-5"},"x":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})";
+
+std::string error_of(const std::string& path) {
+    try {
+        SafetensorsFile f(path, "run \"make goldens\"");
+        f.load_f32("x", {2, 3});
+    } catch (const GoldenError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("safetensors: a well-formed file loads", "[harness]") {
+    const auto path = write_raw("good", kGoodHeader, floats({1, 2, 3, 4, 5, 6}));
+    SafetensorsFile f(path);
+    Tensor t = f.load_f32("x", {2, 3});
+    CHECK(t.shape == Shape{2, 3});
+    CHECK(t.data == std::vector<float>{1, 2, 3, 4, 5, 6});
+    CHECK(f.metadata("atol") == "1e-5");
+    CHECK(f.has("x"));
+    CHECK_FALSE(f.has("y"));
+}
+
+TEST_CASE("safetensors: every bad file is one clear error naming file and problem", "[harness]") {
+    struct Bad {
+        const char* name;
+        std::string path;
+        const char* problem;
+    };
+    const std::vector<Bad> bad = {
+        {"missing", temp_path("does_not_exist"), "file not found"},
+        {"tiny", write_raw("tiny", "", "").substr(0), "header claims"},  // replaced below
+        {"header_past_end", write_raw("header_past_end", kGoodHeader, "", 5000), "truncated: header claims 5000"},
+        {"not_json", write_raw("not_json", "{not json", ""), "not valid JSON"},
+        {"data_truncated", write_raw("data_truncated", kGoodHeader, floats({1, 2, 3})), "truncated or corrupted"},
+        {"bad_dtype",
+         write_raw("bad_dtype", R"({"x":{"dtype":"Q7","shape":[2,3],"data_offsets":[0,24]}})", floats({1, 2, 3, 4, 5, 6})),
+         "unknown dtype 'Q7'"},
+        {"wrong_dtype",
+         write_raw("wrong_dtype", R"({"x":{"dtype":"I32","shape":[2,3],"data_offsets":[0,24]}})", floats({1, 2, 3, 4, 5, 6})),
+         "dtype I32, expected F32"},
+        {"wrong_shape",
+         write_raw("wrong_shape", R"({"x":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}})", floats({1, 2, 3, 4, 5, 6})),
+         "shape [3, 2], expected [2, 3]"},
+        {"size_mismatch",
+         write_raw("size_mismatch", R"({"x":{"dtype":"F32","shape":[2,2],"data_offsets":[0,24]}})", floats({1, 2, 3, 4, 5, 6})),
+         "needs 16 bytes"},
+        {"missing_tensor", write_raw("missing_tensor", R"({"y":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", floats({1})),
+         "no tensor named 'x'"},
+        {"bad_entry", write_raw("bad_entry", R"({"x":{"dtype":"F32","shape":"2x3"}})", ""), "malformed"},
+        {"huge_header", write_raw("huge_header", "{}", "", long(1) << 40), "exceeds the 100 MB limit"},
+    };
+    for (const Bad& b : bad) {
+        if (std::string(b.name) == "tiny") {
+            std::ofstream(temp_path("tiny"), std::ios::binary) << "abc";
+            const std::string msg = error_of(temp_path("tiny"));
+            INFO(msg);
+            CHECK(msg.find("too short") != std::string::npos);
+            continue;
+        }
+        const std::string msg = error_of(b.path);
+        INFO(b.name << ": " << msg);
+        CHECK(msg.find(b.path) == 0);                                  // names the file first
+        CHECK(msg.find(b.problem) != std::string::npos);                // says what is wrong
+        CHECK(msg.find("run \"make goldens\"") != std::string::npos);  // and what to do
+        CHECK(msg.find('\n') == std::string::npos);                     // on one line
+    }
+}
+
+TEST_CASE("compare: tolerance, NaN, zeros, constants, indices", "[harness]") {
+    Tensor want({2, 3});
+    for (int i = 0; i < 6; ++i) want.data[i] = 0.1f * float(i + 1);
+    const Tolerance tol{1e-5, 1e-4};
+
+    SECTION("equal passes and uses no tolerance") {
+        auto r = compare(want.ptr(), want, tol);
+        CHECK(r.passed);
+        CHECK(r.tol_share == 0.0);
+    }
+    SECTION("one element off names its index and the numbers") {
+        Tensor got = want;
+        got.data[4] += 0.01f;
+        auto r = compare(got.ptr(), want, tol, {"s", "d"});
+        CHECK_FALSE(r.passed);
+        CHECK(r.mismatches == 1);
+        CHECK(r.detail.find("[s=1,d=1]") != std::string::npos);
+        CHECK(r.reason.find("1 of 6 elements") != std::string::npos);
+        CHECK(r.max_abs == Approx(0.01).epsilon(1e-3));
+    }
+    SECTION("an error inside the tolerance passes, and its share is reported") {
+        Tensor got = want;
+        got.data[0] += 5e-6f;
+        auto r = compare(got.ptr(), want, tol);
+        CHECK(r.passed);
+        CHECK(r.tol_share > 0.1);
+        CHECK(r.tol_share < 1.0);
+    }
+    SECTION("NaN fails even among correct values") {
+        Tensor got = want;
+        got.data[5] = std::numeric_limits<float>::quiet_NaN();
+        auto r = compare(got.ptr(), want, tol, {"s", "d"});
+        CHECK_FALSE(r.passed);
+        CHECK(r.nonfinite == 1);
+        CHECK(r.reason.find("NaN/Inf, first at [s=1,d=2]") != std::string::npos);
+    }
+    SECTION("all zeros fail, even with a tolerance that would allow them") {
+        Tensor zeros({2, 3});
+        auto r = compare(zeros.ptr(), want, Tolerance{1.0, 0.0});
+        CHECK_FALSE(r.passed);
+        CHECK(r.reason == "output is all zeros");
+    }
+    SECTION("a constant output fails where the expected one varies") {
+        Tensor c({2, 3}, 0.35f);
+        auto r = compare(c.ptr(), want, Tolerance{1.0, 0.0});
+        CHECK_FALSE(r.passed);
+        CHECK(r.reason.find("constant") != std::string::npos);
+    }
+    SECTION("a constant expected output may be matched by a constant") {
+        Tensor flat({2, 3}, 0.5f);
+        CHECK(compare(flat.ptr(), flat, tol).passed);
+    }
+}
+
+TEST_CASE("index_str and shape_str", "[harness]") {
+    CHECK(shape_str({4, 10, 128}) == "[4, 10, 128]");
+    CHECK(index_str({2, 3, 4}, 23, {"b", "s", "d"}) == "[b=1,s=2,d=3]");
+    CHECK(index_str({2, 3, 4}, 5) == "[0,1,1]");
+}
+
+TEST_CASE("alloc_tracker sees a vector's bytes", "[harness]") {
+    alloc_tracker::begin();
+    {
+        std::vector<float> v(1 << 20);
+        v[7] = 1;
+    }
+    CHECK(alloc_tracker::peak_bytes_since_begin() >= (size_t(4) << 20));
+    alloc_tracker::begin();
+    CHECK(alloc_tracker::peak_bytes_since_begin() == 0);
+}

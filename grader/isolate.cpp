@@ -1,0 +1,148 @@
+// isolate.cpp — see isolate.h.
+#include "grader/isolate.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace grader {
+namespace {
+
+using attn::CaseResult;
+using Clock = std::chrono::steady_clock;
+
+nlohmann::json to_json(const CaseResult& r) {
+    return {{"status", r.status}, {"reason", r.reason},   {"detail", r.detail},    {"shape", r.shape},
+            {"max_abs_err", r.max_abs_err}, {"tol_share", r.tol_share}, {"ms", r.ms}, {"metrics", r.metrics}};
+}
+
+CaseResult from_json(const nlohmann::json& j) {
+    CaseResult r;
+    r.status = j.at("status");
+    r.reason = j.at("reason");
+    r.detail = j.at("detail");
+    r.shape = j.at("shape");
+    r.max_abs_err = j.at("max_abs_err");
+    r.tol_share = j.at("tol_share");
+    r.ms = j.at("ms");
+    r.metrics = j.at("metrics").get<std::map<std::string, double>>();
+    return r;
+}
+
+void write_all(int fd, const std::string& s) {
+    for (size_t off = 0; off < s.size();) {
+        ssize_t n = write(fd, s.data() + off, s.size() - off);
+        if (n <= 0) _exit(3);
+        off += size_t(n);
+    }
+}
+
+[[noreturn]] void child_main(const TaskDef& task, size_t first, int fd, const IsolationLimits& limits) {
+    setpgid(0, 0);
+    if (!limits.log_path.empty()) {
+        int log = open(limits.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (log >= 0) {
+            dup2(log, STDOUT_FILENO);
+            dup2(log, STDERR_FILENO);
+            close(log);
+        }
+    }
+    if (limits.memory_limit_mb > 0 && !task.needs_gpu) {
+        rlimit lim{rlim_t(limits.memory_limit_mb) << 20, rlim_t(limits.memory_limit_mb) << 20};
+        setrlimit(RLIMIT_AS, &lim);
+    }
+    const auto cases = task.cases();
+    for (size_t i = first; i < cases.size(); ++i) {
+        write_all(fd, fmt::format("S {}\n", i));
+        const CaseResult r = attn::run_case(cases[i]);
+        write_all(fd, fmt::format("R {} {}\n", i, to_json(r).dump()));
+    }
+    fflush(stdout);
+    _exit(0);
+}
+
+std::string death_reason(int status, bool timed_out, double timeout_s) {
+    if (timed_out) return fmt::format("timed out after {:.0f} s (hang or far too slow); the child was killed", timeout_s);
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        const char* abbrev = sigabbrev_np(sig);
+        return fmt::format("crashed: SIG{} ({})", abbrev ? abbrev : "?", strsignal(sig));
+    }
+    if (WIFEXITED(status)) return fmt::format("the process exited with code {} in the middle of the case", WEXITSTATUS(status));
+    return "the process ended abnormally";
+}
+
+}  // namespace
+
+std::vector<CaseResult> run_isolated(const TaskDef& task, const IsolationLimits& limits) {
+    const size_t n = task.cases().size();
+    std::vector<CaseResult> results(n);
+    std::vector<bool> done(n, false);
+    size_t next = 0;
+    while (next < n) {
+        int fds[2];
+        if (pipe(fds) != 0) throw std::runtime_error("pipe() failed");
+        fflush(nullptr);
+        const pid_t pid = fork();
+        if (pid < 0) throw std::runtime_error("fork() failed");
+        if (pid == 0) {
+            close(fds[0]);
+            child_main(task, next, fds[1], limits);
+        }
+        close(fds[1]);
+
+        long current = -1;  // the case the child is in
+        bool timed_out = false;
+        std::string buf;
+        auto deadline = Clock::now() + std::chrono::duration<double>(limits.case_timeout_s);
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+            if (left <= 0) {
+                timed_out = true;
+                kill(-pid, SIGKILL);
+                kill(pid, SIGKILL);
+                break;
+            }
+            pollfd p{fds[0], POLLIN, 0};
+            if (poll(&p, 1, int(std::min<long long>(left, 1000))) <= 0) continue;
+            char chunk[65536];
+            const ssize_t got = read(fds[0], chunk, sizeof chunk);
+            if (got <= 0) break;  // EOF: the child is gone
+            buf.append(chunk, size_t(got));
+            for (size_t nl; (nl = buf.find('\n')) != std::string::npos; buf.erase(0, nl + 1)) {
+                const std::string line = buf.substr(0, nl);
+                size_t idx = std::stoul(line.substr(2));
+                if (line[0] == 'S') {
+                    current = long(idx);
+                    deadline = Clock::now() + std::chrono::duration<double>(limits.case_timeout_s);
+                } else if (line[0] == 'R' && idx < n) {
+                    results[idx] = from_json(nlohmann::json::parse(line.substr(line.find(' ', 2) + 1)));
+                    done[idx] = true;
+                    current = -1;
+                    next = idx + 1;
+                }
+            }
+        }
+        close(fds[0]);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (next >= n) break;
+        // The child died inside case `current` (or before it started one): record it, go on.
+        const size_t failed = current >= 0 ? size_t(current) : next;
+        results[failed].status = "error";
+        results[failed].reason = death_reason(status, timed_out, limits.case_timeout_s);
+        done[failed] = true;
+        next = failed + 1;
+    }
+    return results;
+}
+
+}  // namespace grader

@@ -1,0 +1,24 @@
+// isolate.h — run a task's cases in child processes, so a crash or hang costs one case only.
+//
+// The child runs cases in order and reports each over a pipe the grader owns ("S i" before
+// case i, "R i {json}" after it). If the child dies (signal, exit, time limit), the case it was
+// in is recorded with the reason and a fresh child continues with the next case. The GPU
+// context, if any, lives and dies with the child; the grader itself never touches the GPU.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/cases.h"
+#include "grader/tasks.h"
+
+namespace grader {
+
+struct IsolationLimits {
+    double case_timeout_s = 120;
+    long memory_limit_mb = 0;  // address-space cap for CPU tasks; 0 = none
+    std::string log_path;      // the child's stdout/stderr are appended here
+};
+
+std::vector<attn::CaseResult> run_isolated(const TaskDef& task, const IsolationLimits& limits);
+
+}  // namespace grader

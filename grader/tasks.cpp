@@ -1,0 +1,17 @@
+// tasks.cpp — the registry of tasks linked into the grader. Add a line when a task lands.
+#include "grader/tasks.h"
+
+#include "task1/cases.h"
+#include "task3/cases.h"
+
+namespace grader {
+
+const std::vector<TaskDef>& built_tasks() {
+    static const std::vector<TaskDef> tasks = {
+        {1, false, task1::grade_cases},
+        {3, false, task3::grade_cases},
+    };
+    return tasks;
+}
+
+}  // namespace grader

@@ -1,0 +1,117 @@
+// cases.cpp — Task 1's graded cases: each step on its own (course case), then the whole
+// attention on every golden shape. Inputs come from goldens/task1 (make goldens).
+#include "task1/cases.h"
+
+#include <fmt/format.h>
+
+#include "common/check.h"
+#include "common/cpu_ops.h"
+#include "common/golden.h"
+#include "task1/task1.h"
+
+namespace task1 {
+namespace {
+
+using namespace attn;
+
+const std::vector<std::string> kBHSD = {"b", "h", "s", "d"}, kBHSS = {"b", "h", "i", "j"}, kBSE = {"b", "s", "e"};
+
+struct Dims {
+    int B, S, hidden, H, D;
+    bool causal;
+};
+
+Dims dims_of(const SafetensorsFile& f) {
+    Dims d{golden_int(f, "B"), golden_int(f, "S"), golden_int(f, "hidden"), golden_int(f, "heads"), 0,
+           golden_int(f, "causal") != 0};
+    d.D = d.hidden / d.H;
+    return d;
+}
+
+std::string shape_of(const Dims& d) {
+    return fmt::format("B={} S={} hidden={} heads={}{}", d.B, d.S, d.hidden, d.H, d.causal ? " causal" : "");
+}
+
+// The whole attention: the harness projects, the submission attends, the harness projects back.
+CaseResult full_case(const std::string& name) {
+    SafetensorsFile f = open_golden("task1", name);
+    const Dims d = dims_of(f);
+    const Tolerance tol = golden_tolerance(f);
+    const Shape bse = {d.B, d.S, d.hidden}, ee = {d.hidden, d.hidden};
+    const Tensor x = f.load_f32("x", bse);
+    const Tensor q = linear_nt(x, f.load_f32("w_q", ee)), k = linear_nt(x, f.load_f32("w_k", ee)),
+                 v = linear_nt(x, f.load_f32("w_v", ee));
+    const Tensor q0 = q, k0 = k, v0 = v;
+
+    CaseResult r;
+    r.shape = shape_of(d);
+    Tensor attn(bse);
+    poison(attn);
+    r.ms = wall_ms([&] { naive_mha(q.ptr(), k.ptr(), v.ptr(), attn.ptr(), d.B, d.S, d.hidden, d.H, d.causal); });
+    if (!inputs_unchanged(r, "q", q0, q) || !inputs_unchanged(r, "k", k0, k) || !inputs_unchanged(r, "v", v0, v))
+        return r;
+    if (!check_output(r, "attention (before the output projection)", attn, f.load_f32("attn", bse), tol, kBSE))
+        return r;
+    if (!check_output(r, "output", linear_nt(attn, f.load_f32("w_o", ee)), f.load_f32("out", bse), tol, kBSE)) return r;
+    r.status = "passed";
+    return r;
+}
+
+// One step in isolation, fed the golden's own intermediate tensors.
+template <class Step>
+CaseResult step_case(const std::string& golden, const std::string& in_name, const std::string& want_name,
+                     const std::vector<std::string>& dims, Step step) {
+    SafetensorsFile f = open_golden("task1", golden);
+    const Dims d = dims_of(f);
+    const Tensor in = f.load_f32(in_name), want = f.load_f32(want_name);
+    CaseResult r;
+    r.shape = shape_of(d);
+    Tensor got(want.shape);
+    poison(got);
+    step(f, d, in, got);
+    if (check_output(r, want_name, got, want, golden_tolerance(f), dims)) r.status = "passed";
+    return r;
+}
+
+}  // namespace
+
+std::vector<GradeCase> grade_cases() {
+    std::vector<GradeCase> cases;
+    for (const char* g : {"course", "course_causal"}) {
+        const std::string suffix = std::string(g) == "course" ? "" : " (causal)";
+        cases.push_back({"step 1.1 split_heads" + suffix, 0.5, [g] {
+            return step_case(g, "x", "q_heads", kBHSD, [](auto& f, const Dims& d, const Tensor&, Tensor& got) {
+                const Tensor q = linear_nt(f.load_f32("x"), f.load_f32("w_q"));
+                split_heads(q.ptr(), got.ptr(), d.B, d.S, d.H, d.D);
+            });
+        }});
+        cases.push_back({"step 1.2 attention_scores" + suffix, 0.5, [g] {
+            return step_case(g, "q_heads", "scores", kBHSS, [](auto& f, const Dims& d, const Tensor& qh, Tensor& got) {
+                attention_scores(qh.ptr(), f.load_f32("k_heads").ptr(), got.ptr(), d.B * d.H, d.S, d.D);
+            });
+        }});
+        cases.push_back({"step 1.3+1.4 mask and softmax" + suffix, 0.5, [g] {
+            return step_case(g, "scores", "probs", kBHSS, [](auto&, const Dims& d, const Tensor& scores, Tensor& got) {
+                got = scores;
+                if (d.causal) apply_causal_mask(got.ptr(), d.B * d.H, d.S);
+                softmax_rows(got.ptr(), int64_t(d.B) * d.H * d.S, d.S);
+            });
+        }});
+        cases.push_back({"step 1.5 attention_output" + suffix, 0.5, [g] {
+            return step_case(g, "probs", "attn_heads", kBHSD, [](auto& f, const Dims& d, const Tensor& p, Tensor& got) {
+                attention_output(p.ptr(), f.load_f32("v_heads").ptr(), got.ptr(), d.B * d.H, d.S, d.D);
+            });
+        }});
+        cases.push_back({"step 1.6 merge_heads" + suffix, 0.5, [g] {
+            return step_case(g, "attn_heads", "attn", kBSE, [](auto&, const Dims& d, const Tensor& oh, Tensor& got) {
+                merge_heads(oh.ptr(), got.ptr(), d.B, d.S, d.H, d.D);
+            });
+        }});
+    }
+    for (const char* name : {"course", "course_causal", "s1_causal", "s127_h256", "s127_h256_causal", "s512_causal",
+                             "large_scores"})
+        cases.push_back({name, 1.0, [name] { return full_case(name); }});
+    return cases;
+}
+
+}  // namespace task1

@@ -1,0 +1,72 @@
+// cases.cpp — Task 3's graded cases: FlashAttention-2 on the CPU over several tile sizes, ragged
+// lengths and head dims, checked against goldens/task3; the long cases also check the heap: the
+// call must never allocate an S × S buffer.
+#include "task3/cases.h"
+
+#include <fmt/format.h>
+
+#include "common/alloc_tracker.h"
+#include "common/check.h"
+#include "common/golden.h"
+#include "task3/task3.h"
+
+namespace task3 {
+namespace {
+
+using namespace attn;
+
+CaseResult flash_case(const std::string& golden, int Br, int Bc) {
+    SafetensorsFile f = open_golden("task3", golden);
+    const int B = golden_int(f, "B"), H = golden_int(f, "H"), S = golden_int(f, "S"), D = golden_int(f, "D");
+    const bool causal = golden_int(f, "causal") != 0;
+    const Shape bhsd = {B, H, S, D};
+    const Tensor q = f.load_f32("q", bhsd), k = f.load_f32("k", bhsd), v = f.load_f32("v", bhsd);
+    const Tensor q0 = q, k0 = k, v0 = v;
+
+    CaseResult r;
+    r.shape = fmt::format("B={} H={} S={} D={} Br={} Bc={}{}", B, H, S, D, Br, Bc, causal ? " causal" : "");
+    Tensor out(bhsd);
+    poison(out);
+    alloc_tracker::begin();
+    r.ms = wall_ms([&] { flash_attention_cpu(q.ptr(), k.ptr(), v.ptr(), out.ptr(), B, H, S, D, Br, Bc, causal); });
+    const double scratch = double(alloc_tracker::peak_bytes_since_begin());
+    r.metrics["peak_scratch_bytes"] = scratch;
+
+    if (!inputs_unchanged(r, "Q", q0, q) || !inputs_unchanged(r, "K", k0, k) || !inputs_unchanged(r, "V", v0, v))
+        return r;
+    if (!check_output(r, "O", out, f.load_f32("out", bhsd), golden_tolerance(f), {"b", "h", "s", "d"})) return r;
+    // One S × S float matrix is what naive attention needs; FlashAttention needs O(Br·Bc + Br·D).
+    const double s_by_s = double(S) * S * sizeof(float);
+    if (S >= 512 && scratch >= s_by_s) {
+        r.status = "failed";
+        r.reason = fmt::format("allocated {:.1f} MB of scratch during the call, at least one S×S score matrix "
+                               "({:.1f} MB): FlashAttention must work tile by tile",
+                               scratch / 1e6, s_by_s / 1e6);
+        return r;
+    }
+    r.status = "passed";
+    return r;
+}
+
+}  // namespace
+
+std::vector<GradeCase> grade_cases() {
+    struct Spec {
+        const char* golden;
+        int Br, Bc;
+    };
+    const Spec specs[] = {
+        {"course_s128", 16, 16},        {"course_s128_causal", 16, 16}, {"course_s128", 32, 64},
+        {"course_s128_causal", 64, 32}, {"s1_d64_causal", 16, 16},      {"s129_d32", 16, 32},
+        {"s129_d32_causal", 16, 32},    {"s129_d32", 7, 13},            {"s129_d32_causal", 13, 7},
+        {"s200_d64_causal", 64, 48},    {"s257_d128", 32, 32},          {"s1024_d64", 64, 64},
+        {"course_s4096_causal", 64, 64},
+    };
+    std::vector<GradeCase> cases;
+    for (const Spec& s : specs)
+        cases.push_back({fmt::format("{} Br={} Bc={}", s.golden, s.Br, s.Bc), 1.0,
+                         [s] { return flash_case(s.golden, s.Br, s.Bc); }});
+    return cases;
+}
+
+}  // namespace task3

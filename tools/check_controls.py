@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Builds every negative control of grader/controls.json, grades its task, and checks that the
+grader fails it for the reason it was built to show. Prints one line per control and a summary;
+exits 1 if any control was not caught (or could not be built).
+
+    tools/check_controls.py [--only NAME]...
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
+
+
+def check(control):
+    name, task = control["name"], control["task"]
+    build = f"build/controls/{name}"
+    reference = control["patch"].split("/controls/")[0] + "/reference/"
+    # the patch names the reference file it applies to (its '--- a/<path>' line)
+    with open(os.path.join(ROOT, control["patch"])) as f:
+        target = next(line.split()[1][2:] for line in f if line.startswith("--- a/"))
+    assert target.startswith(reference), f"{control['patch']} does not patch {reference}"
+    src = f"{build}/src/{os.path.basename(target)}"
+    os.makedirs(os.path.join(ROOT, build, "src"), exist_ok=True)
+    p = run(["patch", "--quiet", "-o", src, target, control["patch"]])
+    if p.returncode != 0:
+        return False, f"patch does not apply to {target}: {p.stdout.strip()} {p.stderr.strip()}"
+    p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"BUILD={build}", f"TASK{task}_SRC={src}",
+             f"{build}/bin/grader"])
+    if p.returncode != 0:
+        return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
+    cmd = [f"{build}/bin/grader", "--task", str(task), "--out", build, "--impl", name]
+    if "timeout_s" in control:
+        cmd += ["--timeout", str(control["timeout_s"])]
+    p = run(cmd, timeout=1800)
+    if p.returncode != 0:
+        return False, f"grader exited {p.returncode}: {p.stderr[-1000:]}"
+    with open(os.path.join(ROOT, build, "results.json")) as f:
+        tests = json.load(f)["tests"]
+    lost = [t for t in tests if t["score"] < t["max_score"]]
+    reasons = [t["extra_data"].get("reason", "") for t in lost]
+    if not lost:
+        return False, "was NOT caught: full marks"
+    if not any(control["expect"] in r for r in reasons):
+        return False, f"lost points, but no case says '{control['expect']}': {reasons[:3]}"
+    first = next(r for r in reasons if control["expect"] in r)
+    return True, f"caught ({len(lost)}/{len(tests)} cases failed): {first[:110]}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append")
+    args = ap.parse_args()
+    with open(os.path.join(ROOT, "grader/controls.json")) as f:
+        controls = json.load(f)["controls"]
+    passed = failed = 0
+    for c in controls:
+        if args.only and c["name"] not in args.only:
+            continue
+        ok, why = check(c)
+        passed, failed = passed + ok, failed + (not ok)
+        print(f"  [{'caught' if ok else 'MISSED'}] {c['name']:<30} {why}", flush=True)
+    print(f"controls: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

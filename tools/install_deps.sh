@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# install_deps.sh — installs what attnlab needs from Debian's packages; does nothing when all are
+# there. Called by `make deps` and `make test`. See README.md for what each package is for.
+set -euo pipefail
+
+PACKAGES=(
+  g++ make patch          # the C++ toolchain, and patch for the negative controls
+  catch2                  # unit-test framework (2.x, single header)
+  libfmt-dev              # formatting of messages and tables (used header-only)
+  nlohmann-json3-dev      # safetensors headers, rubric, results.json
+  unifdef                 # generates the student skeletons from the reference sources
+  python3-torch python3-numpy libopenblas0-pthread  # goldens (without openblas-pthread torch is ~30x slower)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { echo "deps: not root and no sudo; run as root: apt-get install ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "deps: done"

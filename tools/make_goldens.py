@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Writes the golden tensors every task checks against: goldens/taskN/<case>.safetensors.
+
+Run by `make goldens` with Debian's /usr/bin/python3 (python3-torch). Inputs are drawn in float32
+from a fixed seed, the expected outputs computed from those same float32 values in float64 and
+stored as float32. Each file's __metadata__ holds format_version, seed, torch_version, atol, rtol
+and the case's parameters. Re-running rewrites every file; `--only task1` limits it to one task.
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+
+import torch
+
+FORMAT_VERSION = 1  # keep equal to kGoldenFormatVersion in common/golden.h
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def write_safetensors(path, tensors, metadata):
+    """Plain safetensors writer: 8-byte header length, JSON header, then the data block."""
+    header, blobs, offset = {"__metadata__": {k: str(v) for k, v in metadata.items()}}, [], 0
+    for name, t in tensors.items():
+        a = t.detach().to(torch.float32).contiguous().numpy()
+        raw = a.tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)  # the data block starts 8-byte aligned
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for raw in blobs:
+            f.write(raw)
+    os.replace(tmp, path)  # never leave a half-written golden behind
+
+
+class Writer:
+    def __init__(self, out_dir, seed):
+        self.out_dir, self.seed, self.count = out_dir, seed, 0
+
+    def generator(self, name):
+        """One generator per case, seeded from the global seed and the case name (stable order)."""
+        g = torch.Generator().manual_seed(self.seed)
+        g.manual_seed(self.seed ^ (hash_name(name) & 0x7FFFFFFF))
+        return g
+
+    def save(self, task, name, tensors, atol, rtol, **params):
+        meta = dict(format_version=FORMAT_VERSION, seed=self.seed, torch_version=torch.__version__, atol=atol, rtol=rtol)
+        meta.update({k: int(v) if isinstance(v, bool) else v for k, v in params.items()})
+        write_safetensors(os.path.join(self.out_dir, task, name + ".safetensors"), tensors, meta)
+        self.count += 1
+
+
+def hash_name(name):
+    h = 1469598103934665603  # FNV-1a: stable across runs, unlike Python's hash()
+    for c in name.encode():
+        h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def sdpa64(q, k, v, causal):
+    """Attention in float64, one (batch, head) at a time so that S×S stays small."""
+    out = torch.empty_like(q)
+    for b in range(q.shape[0]):
+        for h in range(q.shape[1]):
+            scores = q[b, h] @ k[b, h].T / math.sqrt(q.shape[-1])
+            if causal:
+                scores.masked_fill_(torch.triu(torch.ones_like(scores, dtype=torch.bool), 1), float("-inf"))
+            out[b, h] = torch.softmax(scores, dim=-1) @ v[b, h]
+    return out
+
+
+# --- Task 1: naive multi-head attention ------------------------------------------------------------
+
+def task1_case(w, name, B, S, hidden, heads, causal, x_scale=1.0, steps=False, atol=2e-5, rtol=1e-4):
+    g = w.generator(name)
+    D = hidden // heads
+    x = (torch.randn(B, S, hidden, generator=g) * x_scale).float()
+    mha = torch.nn.MultiheadAttention(hidden, heads, bias=False, batch_first=True)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.empty(3 * hidden, hidden).uniform_(-1, 1, generator=g) * math.sqrt(6 / (4 * hidden)))
+        mha.out_proj.weight.copy_(torch.empty(hidden, hidden).uniform_(-1, 1, generator=g) / math.sqrt(hidden))
+    mha = mha.double()
+    xd = x.double()
+    wq, wk, wv = mha.in_proj_weight.detach().chunk(3)
+    wo = mha.out_proj.weight.detach()
+    mask = torch.triu(torch.ones(S, S, dtype=torch.bool), 1) if causal else None
+    with torch.no_grad():
+        out, _ = mha(xd, xd, xd, attn_mask=mask, need_weights=False)
+        heads_of = lambda t: t.view(B, S, heads, D).transpose(1, 2)
+        qh, kh, vh = heads_of(xd @ wq.T), heads_of(xd @ wk.T), heads_of(xd @ wv.T)
+        scores = qh @ kh.transpose(-1, -2) / math.sqrt(D)
+        masked = scores.masked_fill(mask, float("-inf")) if causal else scores
+        probs = torch.softmax(masked, dim=-1)
+        attn_heads = probs @ vh
+        attn = attn_heads.transpose(1, 2).reshape(B, S, hidden)
+        # our step-by-step float64 path must agree with torch's module before it is a golden
+        assert torch.allclose(attn @ wo.T, out, atol=1e-10, rtol=1e-9), name
+    t = dict(x=x, w_q=wq, w_k=wk, w_v=wv, w_o=wo, attn=attn, out=out)
+    if steps:
+        t.update(q_heads=qh, k_heads=kh, v_heads=vh, scores=scores, probs=probs, attn_heads=attn_heads)
+    w.save("task1", name, t, atol, rtol, B=B, S=S, hidden=hidden, heads=heads, causal=causal)
+
+
+def make_task1(w):
+    for causal in (False, True):
+        suffix = "_causal" if causal else ""
+        task1_case(w, "course" + suffix, 4, 10, 128, 8, causal, steps=True)
+        task1_case(w, "s127_h256" + suffix, 2, 127, 256, 4, causal)
+    task1_case(w, "s1_causal", 3, 1, 128, 8, True)
+    task1_case(w, "s512_causal", 1, 512, 128, 8, True)
+    # scores in the hundreds: exp() overflows float32 unless the row maximum is subtracted first
+    task1_case(w, "large_scores", 2, 33, 64, 2, False, x_scale=12.0, atol=1e-3, rtol=1e-3)
+
+
+# --- Task 3: FlashAttention-2 on the CPU -----------------------------------------------------------
+
+def task3_case(w, name, B, H, S, D, causal, atol=2e-5, rtol=1e-4):
+    g = w.generator(name)
+    q, k, v = (torch.randn(B, H, S, D, generator=g).float() for _ in range(3))
+    out = sdpa64(q.double(), k.double(), v.double(), causal)
+    w.save("task3", name, dict(q=q, k=k, v=v, out=out), atol, rtol, B=B, H=H, S=S, D=D, causal=causal)
+
+
+def make_task3(w):
+    for causal in (False, True):
+        suffix = "_causal" if causal else ""
+        task3_case(w, "course_s128" + suffix, 4, 8, 128, 16, causal)  # hidden 128, 8 heads
+        task3_case(w, "s129_d32" + suffix, 2, 2, 129, 32, causal)
+    task3_case(w, "s1_d64_causal", 1, 2, 1, 64, True)
+    task3_case(w, "s200_d64_causal", 1, 4, 200, 64, True)
+    task3_case(w, "s257_d128", 1, 2, 257, 128, False)
+    task3_case(w, "s1024_d64", 1, 2, 1024, 64, False)
+    task3_case(w, "course_s4096_causal", 16, 8, 4096, 16, True)  # the course's long case
+
+
+TASKS = {"task1": make_task1, "task3": make_task3}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default=os.path.join(ROOT, "goldens"))
+    p.add_argument("--seed", type=int, default=20261121)
+    p.add_argument("--only", choices=sorted(TASKS), action="append")
+    args = p.parse_args()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    w = Writer(args.out, args.seed)
+    for task in args.only or sorted(TASKS):
+        TASKS[task](w)
+        print(f"goldens: {task} written", flush=True)
+    print(f"goldens: {w.count} files in {args.out} (seed {args.seed}, torch {torch.__version__})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# run_tests.sh — everything `make test` (and so CI) checks, in order, with one summary line.
+#
+# deps → goldens → skeleton drift → build both sides → harness unit tests → reference tests
+# (must pass) → skeleton tests (must fail cleanly, naming each TODO) → grader on both sides →
+# negative controls. A step that fails is counted and the run goes on; exit 1 if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MAKE="make --no-print-directory"
+PY=/usr/bin/python3
+CPU_TASKS="1 3"
+LOG=build/test-logs
+passed=0 failed=0 skipped=0
+
+step() {  # step NAME COMMAND...: runs it, logs it, counts it
+  local name=$1; shift
+  local log="$LOG/${name// /_}.log" t0=$SECONDS
+  if "$@" >"$log" 2>&1; then
+    passed=$((passed + 1)); printf 'ok    %-44s %4ss\n' "$name" $((SECONDS - t0))
+  else
+    failed=$((failed + 1)); printf 'FAIL  %-44s %4ss   (log: %s)\n' "$name" $((SECONDS - t0)) "$log"
+    tail -n 25 "$log" | sed 's/^/      /'
+  fi
+}
+
+# The skeleton must fail every case cleanly: no crash, no case passing, each TODO named.
+skeleton_fails_cleanly() {
+  local bin=$1 out rc
+  out=$("$bin" 2>&1); rc=$?
+  echo "$out"
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then echo "expected a clean test failure, exit code was $rc"; return 1; fi
+  if grep -q '^\s*\[passed' <<<"$out"; then echo "a skeleton case passed: a TODO that returns something passable"; return 1; fi
+  grep -q 'not implemented' <<<"$out" || { echo "no 'taskN.M not implemented' message"; return 1; }
+}
+
+mkdir -p "$LOG"
+step "deps" bash tools/install_deps.sh || exit 1
+step "goldens" $MAKE goldens-if-stale
+step "check-skeleton (unifdef drift)" $MAKE check-skeleton
+step "build reference" $MAKE -j2 IMPL=reference all
+step "build skeleton" $MAKE -j2 IMPL=skeleton all
+step "harness unit tests" ./build/reference/bin/unit_tests
+for t in $CPU_TASKS; do
+  step "task$t reference passes" ./build/reference/bin/task$t
+  step "task$t skeleton fails cleanly" skeleton_fails_cleanly ./build/skeleton/bin/task$t
+done
+step "grade reference: full marks" bash -c "./build/reference/bin/grader --out build/grade-reference && \
+  $PY tools/check_grade.py build/grade-reference/results.json --full $CPU_TASKS --not-available 2 4 5 6 7"
+step "grade skeleton: 0, each TODO named" bash -c "./build/skeleton/bin/grader --out build/grade-skeleton && \
+  $PY tools/check_grade.py build/grade-skeleton/results.json --zero $CPU_TASKS --reason 'not implemented'"
+step "negative controls" $PY tools/check_controls.py
+
+echo "test: $passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]
