@@ -1,38 +1,51 @@
 # attnlab — build, test and grade. `make help` lists the targets.
 #
-#   make taskN [IMPL=skeleton|reference]   build and run Task N's tests (default: your skeleton)
-#   make grade [IMPL=…]                    grade every task → Results.md, results.json
-#   make test                              what CI runs: deps, goldens, both sides, controls
+#   make taskN [IMPL=skeleton|reference] [SUITE=…]   build and run Task N's tests (default: your skeleton)
+#   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
+#   make bench-task2 IMPL=reference                  benchmarks (GPU)
+#   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make goldens | deps | skeleton | check-skeleton | clean
-IMPL     ?= skeleton
-BUILD    ?= build/$(IMPL)
-COMMON   := build/common
-PYTHON   ?= /usr/bin/python3
-OUT      ?= .
-CXX      ?= g++
-CXXFLAGS ?= -O2 -g
-CXXFLAGS += -std=c++17 -Wall -Wextra -I. -DFMT_HEADER_ONLY -DATTNLAB_ROOT='"$(CURDIR)"' -MMD -MP
-LDLIBS   += -lpthread
+IMPL      ?= skeleton
+BUILD     ?= build/$(IMPL)
+COMMON    := build/common
+PYTHON    ?= /usr/bin/python3
+OUT       ?= .
+CXX       ?= g++
+NVCC      ?= nvcc
+CUDA_HOME ?= /usr/local/cuda
+# sm_80 (A100) and sm_90 (H100/H200) machine code, plus PTX for anything newer.
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
 
-# Each task's implementation: taskN/$(IMPL)/*.cpp unless TASKn_SRC says otherwise (controls do).
+CXXFLAGS  ?= -O2 -g
+CXXFLAGS  += -std=c++17 -Wall -Wextra -I. -I$(CUDA_HOME)/include -DFMT_HEADER_ONLY -DATTNLAB_ROOT='"$(CURDIR)"' -MMD -MP
+NVCCFLAGS ?= -O3 -lineinfo
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -I. -Xcompiler -Wall,-Wextra -MMD -MP
+LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lpthread
+
 CPU_TASKS := 1 3
-TASK1_SRC ?= $(wildcard task1/$(IMPL)/*.cpp)
-TASK3_SRC ?= $(wildcard task3/$(IMPL)/*.cpp)
+GPU_TASKS := 2
+TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
+# Each task's implementation: taskN/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
+$(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp task$(t)/$$(IMPL)/*.cu)))
 
 HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/cases.cpp \
-               common/golden.cpp common/cpu_ops.cpp common/alloc_tracker.cpp
-GRADER_SRC  := grader/main.cpp grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp
-CASES_SRC    = $(foreach t,$(CPU_TASKS),task$(t)/cases.cpp)
+               common/golden.cpp common/cpu_ops.cpp common/alloc_tracker.cpp \
+               common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
+               common/cuda/cublas_gemm.cpp common/cuda/fill.cu
+GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp
 
-obj_common = $(patsubst %.cpp,$(COMMON)/%.o,$(1))
-obj_impl   = $(patsubst %.cpp,$(BUILD)/%.o,$(1))
+obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
+obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
+IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: help all deps goldens goldens-if-stale test grade skeleton check-skeleton clean $(foreach t,$(CPU_TASKS),task$(t)) unit
+.PHONY: help all deps goldens goldens-if-stale test grade skeleton check-skeleton clean unit \
+        $(foreach t,$(TASKS),task$(t)) bench-task2
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,8p' Makefile
+	@sed -n '3,9p' Makefile
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
@@ -51,44 +64,63 @@ $(COMMON)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
+$(COMMON)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
 # The implementation side: SOLUTION=1 turns on the reference's solution blocks (skeletons have none).
 $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -DSOLUTION=1 -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
 
 $(BUILD)/grader/main.o: grader/main.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
 
 # ---- test binaries: the same test objects, linked against either side ----------------------
+# CPU tasks use Catch2's own main; GPU tasks a main that skips (exit 77) without a CUDA device.
+test_main = $(if $(filter $(1),$(GPU_TASKS)),common/cuda/test_main_gpu.cpp,common/test_main.cpp)
 define TASK_TEST
-$(BUILD)/bin/task$(1): $(COMMON)/common/test_main.o $(COMMON)/common/case_test.o $(call obj_common,task$(1)/test_task$(1).cpp task$(1)/cases.cpp) $(HARNESS_OBJ) $(call obj_impl,$(TASK$(1)_SRC))
+$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp) $(HARNESS_OBJ) $(call obj_impl,$(TASK$(1)_SRC))
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$^ -o $$@ $$(LDLIBS)
 
 task$(1): $(BUILD)/bin/task$(1)
-	./$(BUILD)/bin/task$(1) $(if $(SUITE),"[$(SUITE)]")
+	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task$(1)
 endef
-$(foreach t,$(CPU_TASKS),$(eval $(call TASK_TEST,$(t))))
+$(foreach t,$(TASKS),$(eval $(call TASK_TEST,$(t))))
 
-$(BUILD)/bin/unit_tests: $(COMMON)/common/test_main.o $(call obj_common,common/test_harness.cpp) $(HARNESS_OBJ)
+$(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp) $(HARNESS_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 unit: $(BUILD)/bin/unit_tests
 	./$(BUILD)/bin/unit_tests
 
-all: $(foreach t,$(CPU_TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(BUILD)/bin/grader
-
-# ---- grader ----------------------------------------------------------------------------------
-GRADER_OBJ = $(BUILD)/grader/main.o $(call obj_common,$(filter-out grader/main.cpp,$(GRADER_SRC)) $(CASES_SRC)) \
-             $(HARNESS_OBJ) $(call obj_impl,$(foreach t,$(CPU_TASKS),$(TASK$(t)_SRC)))
-$(BUILD)/bin/grader: $(GRADER_OBJ)
+# ---- benchmarks (GPU) --------------------------------------------------------------------------
+$(BUILD)/bin/bench_task2: $(call obj_common,task2/bench_task2.cpp) $(HARNESS_OBJ) $(call obj_impl,$(TASK2_SRC))
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
-grade: $(BUILD)/bin/grader
-	./$(BUILD)/bin/grader --out $(OUT) $(foreach t,$(TASK),--task $(t))
+bench-task2: $(BUILD)/bin/bench_task2
+	./$(BUILD)/bin/bench_task2
+
+# ---- grader ----------------------------------------------------------------------------------
+# Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.
+GRADER_BIN ?= $(BUILD)/bin/grader
+$(GRADER_BIN): $(BUILD)/grader/main.o $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp)) \
+                     $(HARNESS_OBJ) $(IMPL_OBJ)
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+grade: $(GRADER_BIN)
+	./$(GRADER_BIN) --out $(OUT) $(foreach t,$(TASK),--task $(t))
+
+all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)
@@ -97,7 +129,7 @@ skeleton:
 	  unifdef -USOLUTION -o $$s $$f; test $$? -le 1 || exit 1; echo "wrote $$s"; done
 
 check-skeleton:
-	@status=0; for f in $(REFERENCE_SRC); do s=$$(echo $$f | sed 's|/reference/|/skeleton/|'); \
+	@mkdir -p $(COMMON); status=0; for f in $(REFERENCE_SRC); do s=$$(echo $$f | sed 's|/reference/|/skeleton/|'); \
 	  unifdef -USOLUTION $$f > $(COMMON)/skeleton.tmp; test $$? -le 1 || exit 1; \
 	  if ! cmp -s $(COMMON)/skeleton.tmp $$s; then echo "DRIFT: $$s differs from unifdef of $$f (run 'make skeleton')"; status=1; fi; \
 	done; rm -f $(COMMON)/skeleton.tmp; \

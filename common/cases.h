@@ -25,6 +25,7 @@ struct GradeCase {
     std::string name;
     double weight = 1.0;
     std::function<CaseResult()> run;
+    std::string suite;  // optional group, selectable with `make taskN SUITE=…` (ATTNLAB_SUITE)
 };
 
 // Runs a case and turns every exception into a result: "task1.3 not implemented", a golden-file

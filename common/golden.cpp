@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 
 #ifndef ATTNLAB_ROOT
@@ -13,9 +15,14 @@ namespace attn {
 
 static const char* kHint = "run \"make goldens\"";
 
+// $ATTNLAB_GOLDENS, else the checkout the binary was built in, else ./goldens (a binary that
+// travelled to another machine and runs from the repository root there).
 std::string goldens_dir() {
     const char* env = std::getenv("ATTNLAB_GOLDENS");
-    return env && *env ? env : std::string(ATTNLAB_ROOT) + "/goldens";
+    if (env && *env) return env;
+    const std::string built = std::string(ATTNLAB_ROOT) + "/goldens";
+    struct stat st {};
+    return stat(built.c_str(), &st) == 0 ? built : "goldens";
 }
 
 std::string golden_path(const std::string& task, const std::string& name) {

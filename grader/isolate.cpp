@@ -1,6 +1,9 @@
 // isolate.cpp — see isolate.h.
 #include "grader/isolate.h"
 
+#include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -59,11 +62,20 @@ void write_all(int fd, const std::string& s) {
         rlimit lim{rlim_t(limits.memory_limit_mb) << 20, rlim_t(limits.memory_limit_mb) << 20};
         setrlimit(RLIMIT_AS, &lim);
     }
+    if (task.needs_gpu) {
+        std::string why;
+        if (!attn::has_cuda_device(&why)) {
+            write_all(fd, fmt::format("N no CUDA device ({})\n", why));
+            _exit(0);
+        }
+        write_all(fd, fmt::format("D {}\n", attn::device_info().name));
+    }
     const auto cases = task.cases();
     for (size_t i = first; i < cases.size(); ++i) {
         write_all(fd, fmt::format("S {}\n", i));
         const CaseResult r = attn::run_case(cases[i]);
         write_all(fd, fmt::format("R {} {}\n", i, to_json(r).dump()));
+        if (attn::cuda_context_poisoned()) break;  // this context is dead: a fresh child goes on
     }
     fflush(stdout);
     _exit(0);
@@ -82,10 +94,10 @@ std::string death_reason(int status, bool timed_out, double timeout_s) {
 
 }  // namespace
 
-std::vector<CaseResult> run_isolated(const TaskDef& task, const IsolationLimits& limits) {
+TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits) {
     const size_t n = task.cases().size();
-    std::vector<CaseResult> results(n);
-    std::vector<bool> done(n, false);
+    TaskRun run;
+    run.results.resize(n);
     size_t next = 0;
     while (next < n) {
         int fds[2];
@@ -99,7 +111,8 @@ std::vector<CaseResult> run_isolated(const TaskDef& task, const IsolationLimits&
         }
         close(fds[1]);
 
-        long current = -1;  // the case the child is in
+        long current = -1;     // the case the child is in
+        bool started = false;  // did this child start any case?
         bool timed_out = false;
         std::string buf;
         auto deadline = Clock::now() + std::chrono::duration<double>(limits.case_timeout_s);
@@ -119,13 +132,17 @@ std::vector<CaseResult> run_isolated(const TaskDef& task, const IsolationLimits&
             buf.append(chunk, size_t(got));
             for (size_t nl; (nl = buf.find('\n')) != std::string::npos; buf.erase(0, nl + 1)) {
                 const std::string line = buf.substr(0, nl);
-                size_t idx = std::stoul(line.substr(2));
-                if (line[0] == 'S') {
-                    current = long(idx);
+                if (line[0] == 'N') {
+                    run.not_run = line.substr(2);
+                } else if (line[0] == 'D') {
+                    run.device = line.substr(2);
+                } else if (line[0] == 'S') {
+                    current = long(std::stoul(line.substr(2)));
+                    started = true;
                     deadline = Clock::now() + std::chrono::duration<double>(limits.case_timeout_s);
-                } else if (line[0] == 'R' && idx < n) {
-                    results[idx] = from_json(nlohmann::json::parse(line.substr(line.find(' ', 2) + 1)));
-                    done[idx] = true;
+                } else if (line[0] == 'R') {
+                    const size_t idx = std::stoul(line.substr(2));
+                    if (idx < n) run.results[idx] = from_json(nlohmann::json::parse(line.substr(line.find(' ', 2) + 1)));
                     current = -1;
                     next = idx + 1;
                 }
@@ -134,15 +151,16 @@ std::vector<CaseResult> run_isolated(const TaskDef& task, const IsolationLimits&
         close(fds[0]);
         int status = 0;
         waitpid(pid, &status, 0);
-        if (next >= n) break;
+        if (!run.not_run.empty() || next >= n) break;
+        // Between cases, after a poisoned context: a fresh child simply goes on.
+        if (current < 0 && started && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
         // The child died inside case `current` (or before it started one): record it, go on.
         const size_t failed = current >= 0 ? size_t(current) : next;
-        results[failed].status = "error";
-        results[failed].reason = death_reason(status, timed_out, limits.case_timeout_s);
-        done[failed] = true;
+        run.results[failed].status = "error";
+        run.results[failed].reason = death_reason(status, timed_out, limits.case_timeout_s);
         next = failed + 1;
     }
-    return results;
+    return run;
 }
 
 }  // namespace grader

@@ -1,9 +1,11 @@
 // isolate.h — run a task's cases in child processes, so a crash or hang costs one case only.
 //
 // The child runs cases in order and reports each over a pipe the grader owns ("S i" before
-// case i, "R i {json}" after it). If the child dies (signal, exit, time limit), the case it was
-// in is recorded with the reason and a fresh child continues with the next case. The GPU
-// context, if any, lives and dies with the child; the grader itself never touches the GPU.
+// case i, "R i {json}" after it; for GPU tasks first "D <gpu>" or "N <why not>"). If the child
+// dies (signal, exit, time limit), the case it was in is recorded with the reason and a fresh
+// child continues with the next case; after a CUDA error that poisons the context the child ends
+// itself and a fresh one takes over. The GPU context lives and dies with the child; the grader
+// itself never touches the GPU.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,6 +21,12 @@ struct IsolationLimits {
     std::string log_path;      // the child's stdout/stderr are appended here
 };
 
-std::vector<attn::CaseResult> run_isolated(const TaskDef& task, const IsolationLimits& limits);
+struct TaskRun {
+    std::vector<attn::CaseResult> results;  // one per case, in order
+    std::string not_run;                    // non-empty: the task could not run here (e.g. no CUDA device)
+    std::string device;                     // the GPU the child saw, for GPU tasks
+};
+
+TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits);
 
 }  // namespace grader

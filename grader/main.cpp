@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     const std::string logs = opt.out + "/logs";
     mkdir(logs.c_str(), 0755);
 
-    GradeReport g{rubric.course, opt.impl, now_utc(), hostname(), "none used (CPU tasks only)", {}};
+    GradeReport g{rubric.course, opt.impl, now_utc(), hostname(), "none used", {}};
     for (const RubricTask& rt : rubric.tasks) {
         if (!opt.only.empty() && !opt.only.count(rt.id)) continue;
         TaskReport t{rt.id, rt.title, rt.points, 0, "graded", "", {}};
@@ -103,11 +103,20 @@ int main(int argc, char** argv) {
         fmt::print("task {}: {}\n", rt.id, rt.title);
         std::fflush(stdout);
         const auto cases = def->cases();
-        const auto results = run_isolated(*def, {rubric.case_timeout_s, rubric.memory_limit_mb,
-                                                 fmt::format("{}/task{}.log", logs, rt.id)});
+        const TaskRun run = run_isolated(*def, {rubric.case_timeout_s, rubric.memory_limit_mb,
+                                                fmt::format("{}/task{}.log", logs, rt.id)});
+        if (!run.device.empty()) g.gpu = run.device;
+        if (!run.not_run.empty()) {
+            if (g.gpu.rfind("none", 0) == 0) g.gpu = "none: " + run.not_run;
+            t.status = "not run";
+            t.note = run.not_run;
+            g.tasks.push_back(t);
+            fmt::print("task {}: not run: {}\n", rt.id, run.not_run);
+            continue;
+        }
         for (size_t i = 0; i < cases.size(); ++i) {
-            t.cases.push_back({cases[i].name, cases[i].weight, results[i]});
-            fmt::print("{}\n", attn::case_line(cases[i].name, results[i]));
+            t.cases.push_back({cases[i].name, cases[i].weight, run.results[i]});
+            fmt::print("{}\n", attn::case_line(cases[i].name, run.results[i]));
         }
         score_task(t);
         fmt::print("task {}: {:.2f} / {:.0f}\n", rt.id, t.score, t.points);

@@ -84,33 +84,33 @@ std::vector<GradeCase> grade_cases() {
                 const Tensor q = linear_nt(f.load_f32("x"), f.load_f32("w_q"));
                 split_heads(q.ptr(), got.ptr(), d.B, d.S, d.H, d.D);
             });
-        }});
+        }, "steps"});
         cases.push_back({"step 1.2 attention_scores" + suffix, 0.5, [g] {
             return step_case(g, "q_heads", "scores", kBHSS, [](auto& f, const Dims& d, const Tensor& qh, Tensor& got) {
                 attention_scores(qh.ptr(), f.load_f32("k_heads").ptr(), got.ptr(), d.B * d.H, d.S, d.D);
             });
-        }});
+        }, "steps"});
         cases.push_back({"step 1.3+1.4 mask and softmax" + suffix, 0.5, [g] {
             return step_case(g, "scores", "probs", kBHSS, [](auto&, const Dims& d, const Tensor& scores, Tensor& got) {
                 got = scores;
                 if (d.causal) apply_causal_mask(got.ptr(), d.B * d.H, d.S);
                 softmax_rows(got.ptr(), int64_t(d.B) * d.H * d.S, d.S);
             });
-        }});
+        }, "steps"});
         cases.push_back({"step 1.5 attention_output" + suffix, 0.5, [g] {
             return step_case(g, "probs", "attn_heads", kBHSD, [](auto& f, const Dims& d, const Tensor& p, Tensor& got) {
                 attention_output(p.ptr(), f.load_f32("v_heads").ptr(), got.ptr(), d.B * d.H, d.S, d.D);
             });
-        }});
+        }, "steps"});
         cases.push_back({"step 1.6 merge_heads" + suffix, 0.5, [g] {
             return step_case(g, "attn_heads", "attn", kBSE, [](auto&, const Dims& d, const Tensor& oh, Tensor& got) {
                 merge_heads(oh.ptr(), got.ptr(), d.B, d.S, d.H, d.D);
             });
-        }});
+        }, "steps"});
     }
     for (const char* name : {"course", "course_causal", "s1_causal", "s127_h256", "s127_h256_causal", "s512_causal",
                              "large_scores"})
-        cases.push_back({name, 1.0, [name] { return full_case(name); }});
+        cases.push_back({name, 1.0, [name] { return full_case(name); }, "attention"});
     return cases;
 }
 

@@ -65,7 +65,7 @@ std::vector<GradeCase> grade_cases() {
     std::vector<GradeCase> cases;
     for (const Spec& s : specs)
         cases.push_back({fmt::format("{} Br={} Bc={}", s.golden, s.Br, s.Bc), 1.0,
-                         [s] { return flash_case(s.golden, s.Br, s.Bc); }});
+                         [s] { return flash_case(s.golden, s.Br, s.Bc); }, "flash"});
     return cases;
 }
 

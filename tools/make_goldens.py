@@ -78,7 +78,7 @@ def sdpa64(q, k, v, causal):
 
 # --- Task 1: naive multi-head attention ------------------------------------------------------------
 
-def task1_case(w, name, B, S, hidden, heads, causal, x_scale=1.0, steps=False, atol=2e-5, rtol=1e-4):
+def task1_case(w, name, B, S, hidden, heads, causal, x_scale=1.0, steps=False, atol=2e-5, rtol=1e-4, task="task1"):
     g = w.generator(name)
     D = hidden // heads
     x = (torch.randn(B, S, hidden, generator=g) * x_scale).float()
@@ -105,7 +105,7 @@ def task1_case(w, name, B, S, hidden, heads, causal, x_scale=1.0, steps=False, a
     t = dict(x=x, w_q=wq, w_k=wk, w_v=wv, w_o=wo, attn=attn, out=out)
     if steps:
         t.update(q_heads=qh, k_heads=kh, v_heads=vh, scores=scores, probs=probs, attn_heads=attn_heads)
-    w.save("task1", name, t, atol, rtol, B=B, S=S, hidden=hidden, heads=heads, causal=causal)
+    w.save(task, name, t, atol, rtol, B=B, S=S, hidden=hidden, heads=heads, causal=causal)
 
 
 def make_task1(w):
@@ -117,6 +117,43 @@ def make_task1(w):
     task1_case(w, "s512_causal", 1, 512, 128, 8, True)
     # scores in the hundreds: exp() overflows float32 unless the row maximum is subtracted first
     task1_case(w, "large_scores", 2, 33, 64, 2, False, x_scale=12.0, atol=1e-3, rtol=1e-3)
+
+
+# --- Task 2: CUDA softmax, GEMMs, unfused attention ------------------------------------------------
+
+def softmax_case(w, name, shape, scale=1.0):
+    g = w.generator(name)
+    x = (torch.randn(*shape, generator=g) * scale).float()
+    w.save("task2", name, dict(x=x, y=torch.softmax(x.double(), dim=-1)), 1e-6, 1e-4)
+
+
+def gemm_case(w, name, batch, M, N, K):
+    """One A, and B both as [N, K] and as its transpose [K, N]: A·B_nkᵀ and A·B_kn are the same C."""
+    g = w.generator(name)
+    a = torch.empty(batch, M, K).uniform_(-1, 1, generator=g)
+    b_nk = torch.empty(batch, N, K).uniform_(-1, 1, generator=g)
+    c = a.double() @ b_nk.double().transpose(1, 2)
+    # fp32 sums of K products of size ≤ 1: rounding grows like √K
+    w.save("task2", name, dict(a=a, b_nk=b_nk, b_kn=b_nk.transpose(1, 2).contiguous(), c=c), 2e-5 * math.sqrt(K), 1e-4,
+           batch=batch, M=M, N=N, K=K)
+
+
+def make_task2(w):
+    softmax_case(w, "softmax_4x10x10", (4, 10, 10))
+    softmax_case(w, "softmax_4x1000x1000", (4, 1000, 1000))
+    softmax_case(w, "softmax_cols1", (5, 1))
+    softmax_case(w, "softmax_cols4097", (6, 4097))
+    softmax_case(w, "softmax_cols32768", (3, 32768))
+    softmax_case(w, "softmax_large_scores", (64, 1000), scale=60.0)  # exp() overflows without the max
+    gemm_case(w, "gemm_4x10x10", 4, 10, 10, 10)
+    gemm_case(w, "gemm_4x1000x1000", 4, 1000, 1000, 1000)
+    gemm_case(w, "gemm_ragged_127x129x67", 3, 127, 129, 67)
+    gemm_case(w, "gemm_ragged_1x300x5", 2, 1, 300, 5)
+    gemm_case(w, "gemm_ragged_257x33x1000", 1, 257, 33, 1000)
+    for causal in (False, True):
+        suffix = "_causal" if causal else ""
+        task1_case(w, "attention_b4_s10" + suffix, 4, 10, 128, 8, causal, task="task2")
+        task1_case(w, "attention_b16_s100" + suffix, 16, 100, 128, 8, causal, task="task2")
 
 
 # --- Task 3: FlashAttention-2 on the CPU -----------------------------------------------------------
@@ -140,7 +177,7 @@ def make_task3(w):
     task3_case(w, "course_s4096_causal", 16, 8, 4096, 16, True)  # the course's long case
 
 
-TASKS = {"task1": make_task1, "task3": make_task3}
+TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3}
 
 
 def main():

@@ -9,14 +9,18 @@ cd "$(dirname "$0")/.."
 MAKE="make --no-print-directory"
 PY=/usr/bin/python3
 CPU_TASKS="1 3"
+GPU_TASKS="2"
 LOG=build/test-logs
 passed=0 failed=0 skipped=0
 
-step() {  # step NAME COMMAND...: runs it, logs it, counts it
+step() {  # step NAME COMMAND...: runs it, logs it, counts it (exit 77 = skipped)
   local name=$1; shift
-  local log="$LOG/${name// /_}.log" t0=$SECONDS
-  if "$@" >"$log" 2>&1; then
+  local log="$LOG/${name// /_}.log" t0=$SECONDS rc=0
+  "$@" >"$log" 2>&1 || rc=$?
+  if [ $rc -eq 0 ]; then
     passed=$((passed + 1)); printf 'ok    %-44s %4ss\n' "$name" $((SECONDS - t0))
+  elif [ $rc -eq 77 ]; then
+    skipped=$((skipped + 1)); printf 'skip  %-44s %4ss   %s\n' "$name" $((SECONDS - t0)) "$(tail -n 1 "$log")"
   else
     failed=$((failed + 1)); printf 'FAIL  %-44s %4ss   (log: %s)\n' "$name" $((SECONDS - t0)) "$log"
     tail -n 25 "$log" | sed 's/^/      /'
@@ -28,6 +32,7 @@ skeleton_fails_cleanly() {
   local bin=$1 out rc
   out=$("$bin" 2>&1); rc=$?
   echo "$out"
+  [ $rc -eq 77 ] && return 77  # a GPU task on a machine without one
   if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then echo "expected a clean test failure, exit code was $rc"; return 1; fi
   if grep -q '^\s*\[passed' <<<"$out"; then echo "a skeleton case passed: a TODO that returns something passable"; return 1; fi
   grep -q 'not implemented' <<<"$out" || { echo "no 'taskN.M not implemented' message"; return 1; }
@@ -44,10 +49,17 @@ for t in $CPU_TASKS; do
   step "task$t reference passes" ./build/reference/bin/task$t
   step "task$t skeleton fails cleanly" skeleton_fails_cleanly ./build/skeleton/bin/task$t
 done
+for t in $GPU_TASKS; do
+  step "task$t reference passes (GPU)" ./build/reference/bin/task$t
+  step "task$t skeleton fails cleanly (GPU)" skeleton_fails_cleanly ./build/skeleton/bin/task$t
+done
+# Without a GPU the GPU tasks must be graded "not run", never passed; with one, like the CPU tasks.
+if ./build/reference/bin/task2 --list-tests >/dev/null 2>&1; then GRADED="$CPU_TASKS $GPU_TASKS" NOT_RUN=""
+else GRADED="$CPU_TASKS" NOT_RUN="--not-run $GPU_TASKS"; fi
 step "grade reference: full marks" bash -c "./build/reference/bin/grader --out build/grade-reference && \
-  $PY tools/check_grade.py build/grade-reference/results.json --full $CPU_TASKS --not-available 2 4 5 6 7"
+  $PY tools/check_grade.py build/grade-reference/results.json --full $GRADED $NOT_RUN --not-available 4 5 6 7"
 step "grade skeleton: 0, each TODO named" bash -c "./build/skeleton/bin/grader --out build/grade-skeleton && \
-  $PY tools/check_grade.py build/grade-skeleton/results.json --zero $CPU_TASKS --reason 'not implemented'"
+  $PY tools/check_grade.py build/grade-skeleton/results.json --zero $GRADED $NOT_RUN --reason 'not implemented'"
 step "negative controls" $PY tools/check_controls.py
 
 echo "test: $passed passed, $failed failed, $skipped skipped"

@@ -1,0 +1,49 @@
+// bench.h — timing GPU work honestly, and saying what the time means.
+//
+// Bencher::time: warm-ups first; before every timed call an optional untimed `prepare` (fresh
+// inputs, poisoning) and an L2 flush (a write of twice the L2 size); CUDA events around the call
+// with the device synchronised before the stop event, so work the call left on any stream —
+// a side stream included — is inside the time; median and min over the repeats.
+// Ceilings are measured on the GPU in the same process: copy bandwidth (device-to-device, bytes
+// read + written) and cuBLAS fp32 SGEMM; perf_line() puts every time against them.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "common/cuda/device.h"
+
+namespace attn {
+
+struct Timing {
+    double median_ms = 0, min_ms = 0;
+    int reps = 0;
+};
+
+struct BenchOptions {
+    int warmup = 3;
+    int reps = 20;
+    bool flush_l2 = true;
+};
+
+class Bencher {
+public:
+    Bencher();
+    ~Bencher();
+    Timing time(const std::function<void()>& fn, BenchOptions opt = {}, const std::function<void()>& prepare = {});
+
+private:
+    DeviceBuffer<char> flush_;
+    cudaEvent_t start_{}, stop_{};
+};
+
+struct Ceilings {
+    double copy_gbps = 0;      // device-to-device copy, (read + write) bytes / s
+    double sgemm_tflops = 0;   // cuBLAS fp32 SGEMM 8192³, TF32 off
+};
+Ceilings measure_ceilings(Bencher& b);
+
+// "name   0.123 ms (min 0.120, n=20)   12.3 TFLOP/s = 24% of SGEMM   345 GB/s = 8% of copy"
+// flops or bytes may be 0 to leave that column out.
+std::string perf_line(const std::string& name, const Timing& t, double flops, double bytes, const Ceilings& c);
+
+}  // namespace attn

@@ -1,0 +1,33 @@
+// cublas_gemm.h — row-major batched SGEMM through cuBLAS (fp32, TF32 off), and a device RNG fill.
+//
+// Used for baselines and ceilings, and by the model code of Tasks 6–7 where the tasks allow it;
+// never by a student's kernel where a task forbids libraries.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+typedef struct cublasContext* cublasHandle_t;
+
+namespace attn {
+
+class CublasGemm {
+public:
+    CublasGemm();
+    ~CublasGemm();
+    CublasGemm(const CublasGemm&) = delete;
+    CublasGemm& operator=(const CublasGemm&) = delete;
+    // C[b] = A[b] · B[b]ᵀ   A: [M, K], B: [N, K], C: [M, N], all row-major, contiguous per batch.
+    void nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f);
+    // C[b] = A[b] · B[b]    A: [M, K], B: [K, N], C: [M, N].
+    void nn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f);
+
+private:
+    cublasHandle_t h_ = nullptr;
+};
+
+// Fills n floats with uniform values in [lo, hi) from `seed` (a counter-based hash, on the GPU).
+void fill_uniform(float* p, size_t n, uint64_t seed, float lo, float hi);
+// Same, normal(0, 1) · scale (Box–Muller).
+void fill_normal(float* p, size_t n, uint64_t seed, float scale = 1.f);
+
+}  // namespace attn

@@ -1,0 +1,64 @@
+// device.h — the GPU the harness runs on: presence, properties, RAII buffers.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "common/cuda/cuda_check.h"
+
+namespace attn {
+
+// True if a CUDA device can be used. Any error from cudaGetDeviceCount (no driver, "CUDA driver
+// version is insufficient", no device) counts as "no CUDA device"; `why` gets CUDA's message.
+bool has_cuda_device(std::string* why = nullptr);
+
+struct DeviceInfo {
+    std::string name;
+    int sms = 0, cc_major = 0, cc_minor = 0;
+    size_t l2_bytes = 0, global_bytes = 0, smem_per_block_optin = 0;
+};
+DeviceInfo device_info();  // of the current device
+
+// A device allocation of n elements of T, freed on destruction. Move-only.
+template <class T>
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    explicit DeviceBuffer(size_t n) : n_(n) {
+        if (n) CUDA_CHECK(cudaMalloc(&p_, n * sizeof(T)));
+    }
+    explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+    ~DeviceBuffer() {
+        if (p_) cudaFree(p_);
+    }
+    DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+        std::swap(p_, o.p_), std::swap(n_, o.n_);
+        return *this;
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    T* get() const { return p_; }
+    size_t size() const { return n_; }
+    size_t bytes() const { return n_ * sizeof(T); }
+    void upload(const std::vector<T>& h) {
+        if (h.size() != n_) throw std::invalid_argument("DeviceBuffer::upload: size mismatch");
+        CUDA_CHECK(cudaMemcpy(p_, h.data(), bytes(), cudaMemcpyHostToDevice));
+    }
+    std::vector<T> download() const {
+        std::vector<T> h(n_);
+        CUDA_CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
+        return h;
+    }
+    // Every byte 0xFF: as float that is NaN, so unwritten outputs are caught.
+    void poison() { CUDA_CHECK(cudaMemset(p_, 0xFF, bytes())); }
+
+private:
+    T* p_ = nullptr;
+    size_t n_ = 0;
+};
+
+}  // namespace attn

@@ -1,0 +1,20 @@
+// gpu_case.h — the steps of a GPU case: inputs up, outputs poisoned, results down, inputs checked.
+#pragma once
+#include <string>
+
+#include "common/cases.h"
+#include "common/cuda/device.h"
+#include "common/tensor.h"
+
+namespace attn {
+
+DeviceBuffer<float> to_device(const Tensor& t);
+Tensor to_host(const DeviceBuffer<float>& d, const Shape& shape);
+// A poisoned (NaN) device output of this shape.
+DeviceBuffer<float> poisoned_output(const Shape& shape);
+// Waits for the GPU; a kernel fault surfaces here as a CudaError naming the call.
+void sync_device();
+// Records a failure and returns false if the device copy of an input no longer equals `original`.
+bool device_input_unchanged(CaseResult& r, const std::string& name, const Tensor& original, const DeviceBuffer<float>& d);
+
+}  // namespace attn
