@@ -2,7 +2,7 @@
 #
 #   make taskN [IMPL=skeleton|reference] [SUITE=…]   build and run Task N's tests (default: your skeleton)
 #   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
-#   make bench-task2 IMPL=reference                  benchmarks (GPU)
+#   make bench-task2 | bench-task4 | tune-task4 IMPL=reference   benchmarks and tile tuning (GPU)
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make goldens | deps | skeleton | check-skeleton | clean
 IMPL      ?= skeleton
@@ -24,15 +24,18 @@ NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -I. -Xcompiler -Wall,-Wextra -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lpthread
 
 CPU_TASKS := 1 3
-GPU_TASKS := 2
+GPU_TASKS := 2 4
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
 # Each task's implementation: taskN/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp task$(t)/$$(IMPL)/*.cu)))
 
+# Files a task links besides its implementation (harness-side, not the student's).
+TASK4_EXTRA := task4/tuning.cpp
+
 HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/cases.cpp \
                common/golden.cpp common/cpu_ops.cpp common/alloc_tracker.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
-               common/cuda/cublas_gemm.cpp common/cuda/fill.cu
+               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
@@ -41,7 +44,7 @@ HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: help all deps goldens goldens-if-stale test grade skeleton check-skeleton clean unit \
-        $(foreach t,$(TASKS),task$(t)) bench-task2
+        $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 tune-task4
 .DEFAULT_GOAL := help
 
 help:
@@ -85,7 +88,7 @@ $(BUILD)/grader/main.o: grader/main.cpp
 # CPU tasks use Catch2's own main; GPU tasks a main that skips (exit 77) without a CUDA device.
 test_main = $(if $(filter $(1),$(GPU_TASKS)),common/cuda/test_main_gpu.cpp,common/test_main.cpp)
 define TASK_TEST
-$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp) $(HARNESS_OBJ) $(call obj_impl,$(TASK$(1)_SRC))
+$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(TASK$(1)_SRC))
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$^ -o $$@ $$(LDLIBS)
 
@@ -102,17 +105,40 @@ unit: $(BUILD)/bin/unit_tests
 	./$(BUILD)/bin/unit_tests
 
 # ---- benchmarks (GPU) --------------------------------------------------------------------------
+# Task 4's baseline is Task 2's reference pipeline, whatever IMPL is.
 $(BUILD)/bin/bench_task2: $(call obj_common,task2/bench_task2.cpp) $(HARNESS_OBJ) $(call obj_impl,$(TASK2_SRC))
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
+$(BUILD)/bin/bench_task4: $(call obj_common,task4/bench_task4.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
+                          $(call obj_impl,$(TASK4_SRC)) build/reference/task2/reference/attention_kernels.o
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+build/reference/bin/tune_task4: $(call obj_common,task4/tune_task4.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
+                                build/reference/task4/reference/flash_attention.o
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+ifneq ($(BUILD),build/reference)
+build/reference/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
+endif
+
 bench-task2: $(BUILD)/bin/bench_task2
-	./$(BUILD)/bin/bench_task2
+	./$(BUILD)/bin/bench_task2 $(ARGS)
+
+bench-task4: $(BUILD)/bin/bench_task4
+	./$(BUILD)/bin/bench_task4 $(ARGS)
+
+tune-task4: build/reference/bin/tune_task4
+	./build/reference/bin/tune_task4
 
 # ---- grader ----------------------------------------------------------------------------------
 # Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.
 GRADER_BIN ?= $(BUILD)/bin/grader
-$(GRADER_BIN): $(BUILD)/grader/main.o $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp)) \
+$(GRADER_BIN): $(BUILD)/grader/main.o $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_EXTRA))) \
                      $(HARNESS_OBJ) $(IMPL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
@@ -120,7 +146,8 @@ $(GRADER_BIN): $(BUILD)/grader/main.o $(call obj_common,$(GRADER_SRC) $(foreach 
 grade: $(GRADER_BIN)
 	./$(GRADER_BIN) --out $(OUT) $(foreach t,$(TASK),--task $(t))
 
-all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2
+all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
+     $(BUILD)/bin/bench_task4 build/reference/bin/tune_task4
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

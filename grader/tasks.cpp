@@ -4,6 +4,7 @@
 #include "task1/cases.h"
 #include "task2/cases.h"
 #include "task3/cases.h"
+#include "task4/cases.h"
 
 namespace grader {
 
@@ -12,6 +13,7 @@ const std::vector<TaskDef>& built_tasks() {
         {1, false, task1::grade_cases},
         {2, true, task2::grade_cases},
         {3, false, task3::grade_cases},
+        {4, true, task4::grade_cases},
     };
     return tasks;
 }

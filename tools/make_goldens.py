@@ -65,13 +65,15 @@ def hash_name(name):
 
 
 def sdpa64(q, k, v, causal):
-    """Attention in float64, one (batch, head) at a time so that S×S stays small."""
+    """Attention in float64, one (batch, head) at a time so that S×S stays small. Causal is aligned
+    at the bottom right (key j visible to query i iff j <= i + Sk - Sq), as FlashAttention does."""
     out = torch.empty_like(q)
+    Sq, Sk = q.shape[2], k.shape[2]
     for b in range(q.shape[0]):
         for h in range(q.shape[1]):
             scores = q[b, h] @ k[b, h].T / math.sqrt(q.shape[-1])
             if causal:
-                scores.masked_fill_(torch.triu(torch.ones_like(scores, dtype=torch.bool), 1), float("-inf"))
+                scores.masked_fill_(torch.triu(torch.ones_like(scores, dtype=torch.bool), 1 + Sk - Sq), float("-inf"))
             out[b, h] = torch.softmax(scores, dim=-1) @ v[b, h]
     return out
 
@@ -177,7 +179,30 @@ def make_task3(w):
     task3_case(w, "course_s4096_causal", 16, 8, 4096, 16, True)  # the course's long case
 
 
-TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3}
+# --- Task 4: fused FlashAttention kernel -----------------------------------------------------------
+
+def task4_case(w, name, B, H, Sq, Sk, D, causal):
+    g = w.generator(name)
+    q = torch.randn(B, H, Sq, D, generator=g)
+    k, v = (torch.randn(B, H, Sk, D, generator=g) for _ in range(2))
+    out = sdpa64(q.double(), k.double(), v.double(), causal)
+    w.save("task4", name, dict(q=q, k=k, v=v, out=out), 2e-5, 1e-4, B=B, H=H, Sq=Sq, Sk=Sk, D=D, causal=causal)
+
+
+def make_task4(w):
+    for causal in (False, True):
+        suffix = "_causal" if causal else ""
+        task4_case(w, "course_b4_s128" + suffix, 4, 32, 128, 128, 128, causal)  # hidden 4096, 32 heads
+    task4_case(w, "s1_d64_causal", 2, 3, 1, 1, 64, True)
+    task4_case(w, "s127_d32_causal", 1, 4, 127, 127, 32, True)
+    task4_case(w, "s129_d96", 2, 2, 129, 129, 96, False)
+    task4_case(w, "s1000_d64_causal", 1, 2, 1000, 1000, 64, True)
+    task4_case(w, "bh1_s513_d128", 1, 1, 513, 513, 128, False)
+    task4_case(w, "cross_q100_k300_d64", 2, 2, 100, 300, 64, False)
+    task4_case(w, "cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True)
+
+
+TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3, "task4": make_task4}
 
 
 def main():

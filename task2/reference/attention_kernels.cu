@@ -54,35 +54,47 @@ __device__ MaxSum block_reduce(MaxSum v) {
     return warp_part[0];
 }
 
-// Pass 1 reads the row once for max and sum together (online softmax); pass 2 reads it again (from
-// cache) and writes exp(x − max) / sum. Rows whose length is a multiple of 4 use 16-byte accesses.
+// Rows of up to kCacheFloat4 · 1024 floats whose length is a multiple of 4: the block reads its row
+// once into registers (16-byte loads, kCacheFloat4 per thread), reduces (max, sum) from there and
+// writes the result — one read and one write of the row, like a copy.
+constexpr int kCacheFloat4 = 8;
+
+__global__ void __launch_bounds__(1024) softmax_cached_kernel(const float* in, float* out, int cols) {
+    const size_t row = blockIdx.x;
+    const float4* x4 = reinterpret_cast<const float4*>(in + row * cols);
+    float4* y4 = reinterpret_cast<float4*>(out + row * cols);
+    const int n4 = cols / 4;
+    float4 cache[kCacheFloat4];
+    MaxSum acc{-INFINITY, 0.0f};
+#pragma unroll
+    for (int i = 0; i < kCacheFloat4; ++i) {
+        const int idx = threadIdx.x + i * blockDim.x;
+        cache[i] = idx < n4 ? x4[idx] : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+    }
+#pragma unroll
+    for (int i = 0; i < kCacheFloat4; ++i) acc = push(push(push(push(acc, cache[i].x), cache[i].y), cache[i].z), cache[i].w);
+    const MaxSum row_ms = block_reduce(acc);
+    const float m = row_ms.m, inv = 1.0f / row_ms.s;
+#pragma unroll
+    for (int i = 0; i < kCacheFloat4; ++i) {
+        const int idx = threadIdx.x + i * blockDim.x;
+        if (idx < n4)
+            y4[idx] = make_float4(expf(cache[i].x - m) * inv, expf(cache[i].y - m) * inv, expf(cache[i].z - m) * inv,
+                                  expf(cache[i].w - m) * inv);
+    }
+}
+
+// Any other row: pass 1 reads the row for max and sum together (online softmax), pass 2 reads it
+// again (from cache, if it is still there) and writes exp(x − max) / sum.
 __global__ void __launch_bounds__(kSoftmaxThreads) softmax_kernel(const float* in, float* out, int cols) {
     const size_t row = blockIdx.x;
     const float* x = in + row * cols;
     float* y = out + row * cols;
-    const bool vec = cols % 4 == 0;
     MaxSum acc{-INFINITY, 0.0f};
-    if (vec) {
-        const float4* x4 = reinterpret_cast<const float4*>(x);
-        for (int i = threadIdx.x; i < cols / 4; i += blockDim.x) {
-            const float4 v = x4[i];
-            acc = push(push(push(push(acc, v.x), v.y), v.z), v.w);
-        }
-    } else {
-        for (int i = threadIdx.x; i < cols; i += blockDim.x) acc = push(acc, x[i]);
-    }
+    for (int i = threadIdx.x; i < cols; i += blockDim.x) acc = push(acc, x[i]);
     const MaxSum row_ms = block_reduce(acc);
     const float m = row_ms.m, inv = 1.0f / row_ms.s;
-    if (vec) {
-        const float4* x4 = reinterpret_cast<const float4*>(x);
-        float4* y4 = reinterpret_cast<float4*>(y);
-        for (int i = threadIdx.x; i < cols / 4; i += blockDim.x) {
-            const float4 v = x4[i];
-            y4[i] = make_float4(expf(v.x - m) * inv, expf(v.y - m) * inv, expf(v.z - m) * inv, expf(v.w - m) * inv);
-        }
-    } else {
-        for (int i = threadIdx.x; i < cols; i += blockDim.x) y[i] = expf(x[i] - m) * inv;
-    }
+    for (int i = threadIdx.x; i < cols; i += blockDim.x) y[i] = expf(x[i] - m) * inv;
 }
 #else
 // TODO(task2.1): one block per row (blockIdx.x = row). Three steps, each a block-wide reduction:
@@ -98,7 +110,13 @@ __global__ void softmax_kernel(const float* in, float* out, int cols) {}
 void softmax_batched(const float* in, float* out, int rows, int cols) {
 #if SOLUTION
     if (rows == 0) return;
-    softmax_kernel<<<rows, kSoftmaxThreads>>>(in, out, cols);
+    if (cols % 4 == 0 && cols <= kCacheFloat4 * 4 * 1024) {
+        int threads = 32;  // the fewest warps that hold the row in kCacheFloat4 float4s per thread
+        while (threads * kCacheFloat4 * 4 < cols) threads *= 2;
+        softmax_cached_kernel<<<rows, threads>>>(in, out, cols);
+    } else {
+        softmax_kernel<<<rows, kSoftmaxThreads>>>(in, out, cols);
+    }
     CUDA_CHECK_LAUNCH();
 #else
     // TODO(task2.1): launch softmax_kernel with one block per row (grid = rows) and a block size

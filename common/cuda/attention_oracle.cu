@@ -1,0 +1,63 @@
+// attention_oracle.cu — see attention_oracle.h. Part of the harness (not a task): the masked
+// softmax here is deliberately the simplest correct one, one block per row, two passes.
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "common/cuda/attention_oracle.h"
+#include "common/cuda/cublas_gemm.h"
+#include "common/cuda/cuda_check.h"
+
+namespace attn {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ float block_max(float v, float* red) {
+    for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, off));
+    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = -INFINITY;
+    for (int w = 0; w < kThreads / 32; ++w) v = fmaxf(v, red[w]);
+    __syncthreads();
+    return v;
+}
+
+__device__ float block_sum(float v, float* red) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffff, v, off);
+    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = 0;
+    for (int w = 0; w < kThreads / 32; ++w) v += red[w];
+    __syncthreads();
+    return v;
+}
+
+// scores already scaled; row index = blockIdx.x over BH·Sq rows.
+__global__ void masked_softmax_kernel(float* scores, int Sq, int Sk, bool causal) {
+    __shared__ float red[kThreads / 32];
+    const int i = int(blockIdx.x % Sq);
+    float* row = scores + size_t(blockIdx.x) * Sk;
+    const long last_visible = causal ? long(i) + Sk - Sq : long(Sk) - 1;
+    float m = -INFINITY;
+    for (int j = threadIdx.x; j < Sk; j += kThreads)
+        if (j <= last_visible) m = fmaxf(m, row[j]);
+    m = block_max(m, red);
+    float s = 0;
+    for (int j = threadIdx.x; j < Sk; j += kThreads)
+        if (j <= last_visible) s += expf(row[j] - m);
+    s = block_sum(s, red);
+    for (int j = threadIdx.x; j < Sk; j += kThreads) row[j] = (j <= last_visible && s > 0) ? expf(row[j] - m) / s : 0.0f;
+}
+
+}  // namespace
+
+void attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int Sq, int Sk,
+                      int D, bool causal, float* scores) {
+    gemm.nt(q, k, scores, BH, Sq, Sk, D, 1.0f / std::sqrt(float(D)));
+    masked_softmax_kernel<<<unsigned(size_t(BH) * Sq), kThreads>>>(scores, Sq, Sk, causal);
+    CUDA_CHECK_LAUNCH();
+    gemm.nn(scores, v, o, BH, Sq, D, Sk);
+}
+
+}  // namespace attn

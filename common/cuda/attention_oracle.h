@@ -1,0 +1,16 @@
+// attention_oracle.h — a trusted attention on the GPU for checking students' kernels on inputs
+// too large for golden files (and on fresh inputs): cuBLAS fp32 GEMMs (TF32 off) and a plain
+// masked softmax, materialising the scores. Not fast, not clever: easy to trust.
+#pragma once
+
+namespace attn {
+
+class CublasGemm;
+
+// q [BH, Sq, D], k and v [BH, Sk, D] → o [BH, Sq, D]; `scores` holds BH·Sq·Sk floats.
+// Causal: key j is visible to query i iff j ≤ i + (Sk − Sq) (aligned at the bottom right, as
+// FlashAttention does; the usual lower triangle when Sq == Sk). A query that sees no key gets 0.
+void attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int Sq, int Sk,
+                      int D, bool causal, float* scores);
+
+}  // namespace attn

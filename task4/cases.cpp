@@ -1,0 +1,111 @@
+// cases.cpp — Task 4's graded cases on the GPU. Golden files (torch, float64) for the course's
+// (B=4, S=128, 32 heads of 128) and ragged, small-head, single-head and cross-attention shapes;
+// the course's long case (B=64, S=4096, 32 heads of 128: 4.3 GB per tensor) is generated on the
+// GPU from a seed and checked, on 8 of its 2048 heads, against the harness's cuBLAS attention
+// oracle run in the same process (a golden file would be 17 GB).
+#include "task4/cases.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "common/check.h"
+#include "common/cuda/attention_oracle.h"
+#include "common/cuda/cublas_gemm.h"
+#include "common/cuda/gpu_case.h"
+#include "common/golden.h"
+#include "task4/task4.h"
+
+namespace task4 {
+namespace {
+
+using namespace attn;
+const std::vector<std::string> kDims = {"b", "h", "s", "d"};
+
+CaseResult golden_case(const std::string& golden) {
+    SafetensorsFile f = open_golden("task4", golden);
+    const int B = golden_int(f, "B"), H = golden_int(f, "H"), Sq = golden_int(f, "Sq"), Sk = golden_int(f, "Sk"),
+              D = golden_int(f, "D");
+    const bool causal = golden_int(f, "causal") != 0;
+    const Shape qs = {B, H, Sq, D}, ks = {B, H, Sk, D};
+    const Tensor q = f.load_f32("q", qs), k = f.load_f32("k", ks), v = f.load_f32("v", ks);
+    CaseResult r;
+    r.shape = Sq == Sk ? fmt::format("B={} H={} S={} D={}{}", B, H, Sq, D, causal ? " causal" : "")
+                       : fmt::format("B={} H={} Sq={} Sk={} D={}{}", B, H, Sq, Sk, D, causal ? " causal" : "");
+    auto dq = to_device(q), dk = to_device(k), dv = to_device(v);
+    auto dout = poisoned_output(qs);
+    r.ms = wall_ms([&] {
+        flash_attention_forward(dq.get(), dk.get(), dv.get(), dout.get(), B, H, Sq, Sk, D, causal);
+        sync_device();
+    });
+    if (!device_input_unchanged(r, "q", q, dq) || !device_input_unchanged(r, "k", k, dk) ||
+        !device_input_unchanged(r, "v", v, dv))
+        return r;
+    if (check_output(r, "O", to_host(dout, qs), f.load_f32("out", qs), golden_tolerance(f), kDims)) r.status = "passed";
+    return r;
+}
+
+// The course's (B=64, S=4096) case: inputs made on the GPU, 8 heads checked against the oracle.
+CaseResult course_large_case(bool causal) {
+    const int B = 64, H = 32, S = 4096, D = 128, BH = B * H;
+    const size_t head = size_t(S) * D, n = size_t(BH) * head;
+    CaseResult r;
+    r.shape = fmt::format("B={} H={} S={} D={}{} (8 heads checked)", B, H, S, D, causal ? " causal" : "");
+    DeviceBuffer<float> q(n), k(n), v(n), o(n);
+    fill_normal(q.get(), n, 4101 + causal), fill_normal(k.get(), n, 4102 + causal), fill_normal(v.get(), n, 4103 + causal);
+    o.poison();
+    r.ms = wall_ms([&] {
+        flash_attention_forward(q.get(), k.get(), v.get(), o.get(), B, H, S, S, D, causal);
+        sync_device();
+    });
+    CublasGemm gemm;
+    DeviceBuffer<float> want(head), scores(size_t(S) * S);
+    const Tolerance tol{2e-5, 1e-4};
+    for (int bh : {0, 1, 255, 777, 1024, 1500, 2046, 2047}) {
+        attention_oracle(gemm, q.get() + bh * head, k.get() + bh * head, v.get() + bh * head, want.get(), 1, S, S, D,
+                         causal, scores.get());
+        sync_device();
+        Tensor got({1, 1, S, D}), expected({1, 1, S, D});
+        CUDA_CHECK(cudaMemcpy(got.ptr(), o.get() + bh * head, head * sizeof(float), cudaMemcpyDeviceToHost));
+        expected.data = want.download();
+        if (!check_output(r, fmt::format("O of head bh={}", bh), got, expected, tol, kDims)) return r;
+    }
+    r.status = "passed";
+    return r;
+}
+
+CaseResult rejects_head_dim(int D) {
+    CaseResult r;
+    r.shape = fmt::format("D={}", D);
+    DeviceBuffer<float> buf(size_t(16) * D);
+    try {
+        flash_attention_forward(buf.get(), buf.get(), buf.get(), buf.get(), 1, 1, 16, 16, D, false);
+        sync_device();
+    } catch (const std::invalid_argument& e) {
+        if (std::string(e.what()).find(std::to_string(D)) != std::string::npos) {
+            r.status = "passed";
+            return r;
+        }
+        r.reason = fmt::format("threw, but the message does not name head_dim {}: {}", D, e.what());
+        return r;
+    }
+    r.reason = fmt::format("head_dim {} was accepted: it must throw std::invalid_argument naming it", D);
+    return r;
+}
+
+}  // namespace
+
+std::vector<GradeCase> grade_cases() {
+    std::vector<GradeCase> cases;
+    for (const char* g : {"course_b4_s128", "course_b4_s128_causal", "s1_d64_causal", "s127_d32_causal", "s129_d96",
+                          "s1000_d64_causal", "bh1_s513_d128", "cross_q100_k300_d64", "cross_q77_k200_d128_causal"})
+        cases.push_back({g, 1.0, [g] { return golden_case(g); }, "golden"});
+    for (bool causal : {false, true})
+        cases.push_back({causal ? "course_b64_s4096_causal" : "course_b64_s4096", 1.0,
+                         [causal] { return course_large_case(causal); }, "course_large"});
+    cases.push_back({"rejects head_dim 160", 0.5, [] { return rejects_head_dim(160); }, "errors"});
+    cases.push_back({"rejects head_dim 48", 0.5, [] { return rejects_head_dim(48); }, "errors"});
+    return cases;
+}
+
+}  // namespace task4

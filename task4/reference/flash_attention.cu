@@ -1,0 +1,325 @@
+// Task 4 — FlashAttention forward as one fused CUDA kernel (fp32).
+//
+// Build and run:  make task4                      (your skeleton: tests)
+//                 make task4 IMPL=reference       make bench-task4 IMPL=reference   make tune-task4
+// One thread block owns Br query rows of one (batch, head). It walks the keys Bc at a time:
+// S = Q·Kᵀ for the tile, the online-softmax update of the running max m and sum l, O += P·V.
+// Q, K, V and P tiles live in dynamic shared memory (more than the 48 KB a static array may
+// use: cudaFuncSetAttribute raises the limit); S, O, m and l live in registers. The scores never
+// reach global memory, so memory is O(S·D) where the unfused pipeline of Task 2 needs O(S²).
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda/cuda_check.h"
+#include "common/todo.h"
+#include "task4/task4.h"
+#include "task4/tuning.h"
+
+namespace task4 {
+
+#if SOLUTION
+// ------------------------------------------------------------------------------------------------
+// The reference kernel. Threads form a grid of TY × 16: lanes 0–15 of a warp share a row group
+// (ty), so a row's maximum and sum are reduced with 16-lane shuffles. Thread (ty, tx) holds
+//   S: rows ty·TM … ty·TM+TM−1, key columns tx, tx+16, …   (TM × TN registers)
+//   O: the same rows, head dims tx·4 … +3 (+64, +128 …) as float4s when D % 64 == 0, else tx, tx+16 …
+// Columns strided by 16 keep the K reads of a warp on distinct banks (rows are padded by 4 floats);
+// rows shared by 16 lanes make the Q and P reads broadcasts. K and P share one buffer (P is written
+// after the last read of K), so Q + K/P + V fit twice per SM for Br = Bc = 64, D = 128.
+// Loads use cp.async: V arrives while S = Q·Kᵀ is computed.
+// ------------------------------------------------------------------------------------------------
+template <int D, int BR, int BC, int THREADS>
+struct Tile {
+    static constexpr int TY = THREADS / 16, TM = BR / TY, TN = BC / 16, DV = D / 16;
+    static constexpr bool VEC = D % 64 == 0;
+    static constexpr int LD = D + 4, LDP = BC + 4;
+    static constexpr int Q_FLOATS = BR * LD, KP_FLOATS = BC * LD > BR * LDP ? BC * LD : BR * LDP, V_FLOATS = BC * LD;
+    static constexpr size_t SMEM_BYTES = size_t(Q_FLOATS + KP_FLOATS + V_FLOATS) * sizeof(float);
+    static_assert(THREADS % 32 == 0 && BR % TY == 0 && TM >= 1 && BC % 16 == 0 && D % 16 == 0, "illegal tile");
+    // the output column of a thread's k-th value
+    __device__ static int ocol(int tx, int k) { return VEC ? (k / 4) * 64 + tx * 4 + k % 4 : tx + 16 * k; }
+};
+
+struct Params {
+    const float *q, *k, *v;
+    float* o;
+    int Sq, Sk;
+    bool causal;
+    float scale_log2;  // log2(e) / √D: exp(x/√D) = exp2(x · scale_log2)
+};
+
+__device__ __forceinline__ void cp_async16(float* smem_dst, const float* src, bool valid) {
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// rows × D floats from src (rows row0 … of a [len, D] matrix) into a padded tile; zeros past len.
+template <int D, int ROWS, int THREADS, int LD>
+__device__ __forceinline__ void load_tile(float* tile, const float* src, int row0, int len) {
+    constexpr int CHUNKS = ROWS * D / 4;
+    for (int c = threadIdx.x; c < CHUNKS; c += THREADS) {
+        const int r = c / (D / 4), col = (c % (D / 4)) * 4;
+        const bool valid = row0 + r < len;
+        cp_async16(tile + r * LD + col, src + size_t(valid ? row0 + r : 0) * D + col, valid);
+    }
+}
+
+template <int D, int BR, int BC, int THREADS>
+__global__ void __launch_bounds__(THREADS) flash_fwd_kernel(Params p) {
+    using T = Tile<D, BR, BC, THREADS>;
+    constexpr int TM = T::TM, TN = T::TN, DV = T::DV, LD = T::LD, LDP = T::LDP;
+    extern __shared__ __align__(16) float smem[];
+    float* Qs = smem;
+    float* Ks = smem + T::Q_FLOATS;  // K, then P of the same tile
+    float* Ps = Ks;
+    float* Vs = Ks + T::KP_FLOATS;
+
+    const int row_blocks = (p.Sq + BR - 1) / BR;
+    // causal: the last row blocks have the most keys, so start them first
+    const int rb = p.causal ? row_blocks - 1 - int(blockIdx.x) : int(blockIdx.x);
+    const int r0 = rb * BR;
+    const size_t bh = blockIdx.y;
+    const float* q = p.q + bh * p.Sq * D;
+    const float* k = p.k + bh * p.Sk * D;
+    const float* v = p.v + bh * p.Sk * D;
+    float* o = p.o + bh * p.Sq * D;
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const int offset = p.Sk - p.Sq;  // causal: key j visible to query i iff j ≤ i + offset
+
+    float acc[TM][DV], m[TM], l[TM];
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        m[i] = -INFINITY, l[i] = 0.0f;
+#pragma unroll
+        for (int d = 0; d < DV; ++d) acc[i][d] = 0.0f;
+    }
+
+    load_tile<D, BR, THREADS, LD>(Qs, q, r0, p.Sq);
+    const int last_row = min(r0 + BR, p.Sq) - 1;
+    const int kv_end = p.causal ? min(p.Sk, last_row + offset + 1) : p.Sk;
+
+    for (int c0 = 0; c0 < kv_end; c0 += BC) {
+        __syncthreads();  // everyone is done with the previous K/P and V
+        load_tile<D, BC, THREADS, LD>(Ks, k, c0, p.Sk);
+        cp_async_commit();
+        load_tile<D, BC, THREADS, LD>(Vs, v, c0, p.Sk);
+        cp_async_commit();
+        cp_async_wait<1>();  // Q and K have landed; V may still be in flight
+        __syncthreads();
+
+        // S = Q·Kᵀ, four head dims at a time
+        float s[TM][TN];
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) s[i][j] = 0.0f;
+#pragma unroll 4
+        for (int d = 0; d < D; d += 4) {
+            float4 qv[TM], kv[TN];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) qv[i] = *reinterpret_cast<const float4*>(Qs + (ty * TM + i) * LD + d);
+#pragma unroll
+            for (int j = 0; j < TN; ++j) kv[j] = *reinterpret_cast<const float4*>(Ks + (tx + 16 * j) * LD + d);
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+                    s[i][j] = fmaf(qv[i].x, kv[j].x, fmaf(qv[i].y, kv[j].y, fmaf(qv[i].z, kv[j].z, fmaf(qv[i].w, kv[j].w, s[i][j]))));
+        }
+
+        // scale, mask, online softmax. Only tiles that cross the diagonal or the end of K need the mask.
+        const bool masked = c0 + BC > p.Sk || (p.causal && c0 + BC - 1 > r0 + offset);
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const int row = r0 + ty * TM + i;
+            float row_max = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                const int col = c0 + tx + 16 * j;
+                float x = s[i][j] * p.scale_log2;
+                if (masked && (col >= p.Sk || (p.causal && col > row + offset))) x = -INFINITY;
+                s[i][j] = x;
+                row_max = fmaxf(row_max, x);
+            }
+#pragma unroll
+            for (int off = 8; off > 0; off >>= 1) row_max = fmaxf(row_max, __shfl_xor_sync(0xffffffff, row_max, off));
+            const float m_new = fmaxf(m[i], row_max);
+            // a row with no visible key so far keeps m = −inf: nothing to add, nothing to rescale
+            const float alpha = m_new == -INFINITY ? 1.0f : exp2f(m[i] - m_new);
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                s[i][j] = m_new == -INFINITY ? 0.0f : exp2f(s[i][j] - m_new);
+                sum += s[i][j];
+            }
+            l[i] = l[i] * alpha + sum;  // this thread's share of the row sum, reduced at the end
+            m[i] = m_new;
+#pragma unroll
+            for (int d = 0; d < DV; ++d) acc[i][d] *= alpha;
+        }
+
+        __syncthreads();  // all reads of K are done: P takes its place
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) Ps[(ty * TM + i) * LDP + tx + 16 * j] = s[i][j];
+        cp_async_wait<0>();  // V has landed
+        __syncthreads();
+
+        // O += P·V, four keys at a time
+#pragma unroll 2
+        for (int c = 0; c < BC; c += 4) {
+            float4 pv[TM];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) pv[i] = *reinterpret_cast<const float4*>(Ps + (ty * TM + i) * LDP + c);
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                float vv[DV];
+                const float* vrow = Vs + (c + u) * LD;
+                if constexpr (T::VEC) {
+#pragma unroll
+                    for (int k4 = 0; k4 < DV / 4; ++k4)
+                        *reinterpret_cast<float4*>(vv + 4 * k4) = *reinterpret_cast<const float4*>(vrow + k4 * 64 + tx * 4);
+                } else {
+#pragma unroll
+                    for (int d = 0; d < DV; ++d) vv[d] = vrow[tx + 16 * d];
+                }
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const float pu = u == 0 ? pv[i].x : u == 1 ? pv[i].y : u == 2 ? pv[i].z : pv[i].w;
+#pragma unroll
+                    for (int d = 0; d < DV; ++d) acc[i][d] = fmaf(pu, vv[d], acc[i][d]);
+                }
+            }
+        }
+    }
+
+    // O = diag(l)⁻¹ · O; the 16 lanes of a row each hold part of l
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        float li = l[i];
+#pragma unroll
+        for (int off = 8; off > 0; off >>= 1) li += __shfl_xor_sync(0xffffffff, li, off);
+        const int row = r0 + ty * TM + i;
+        if (row >= p.Sq) continue;
+        const float inv = li > 0.0f ? 1.0f / li : 0.0f;  // a row that saw no key (causal, Sq > Sk) is 0
+        float* orow = o + size_t(row) * D;
+        if constexpr (T::VEC) {
+#pragma unroll
+            for (int k4 = 0; k4 < DV / 4; ++k4)
+                *reinterpret_cast<float4*>(orow + k4 * 64 + tx * 4) =
+                    make_float4(acc[i][4 * k4] * inv, acc[i][4 * k4 + 1] * inv, acc[i][4 * k4 + 2] * inv, acc[i][4 * k4 + 3] * inv);
+        } else {
+#pragma unroll
+            for (int d = 0; d < DV; ++d) orow[tx + 16 * d] = acc[i][d] * inv;
+        }
+    }
+}
+
+template <int D, int BR, int BC, int THREADS>
+void launch(const Params& p, int BH) {
+    using T = Tile<D, BR, BC, THREADS>;
+    auto kernel = flash_fwd_kernel<D, BR, BC, THREADS>;
+    // dynamic shared memory above 48 KB must be allowed explicitly, once per kernel
+    static const bool attr_set = [&] {
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM_BYTES)));
+        return true;
+    }();
+    (void)attr_set;
+    const dim3 grid((p.Sq + BR - 1) / BR, BH);
+    kernel<<<grid, THREADS, T::SMEM_BYTES>>>(p);
+    CUDA_CHECK_LAUNCH();
+}
+
+// The compiled (Br, Bc, threads): `make tune-task4` times each; task4/tuning.json picks one per D.
+#define ATTNLAB_FLASH_CONFIGS(X) X(64, 64, 128) X(64, 64, 256) X(128, 64, 256) X(64, 32, 128) X(32, 64, 64)
+
+template <int D>
+bool dispatch(const FlashConfig& c, const Params& p, int BH) {
+#define X(BR, BC, TH)                                          \
+    if (c.br == BR && c.bc == BC && c.threads == TH) {         \
+        launch<D, BR, BC, TH>(p, BH);                          \
+        return true;                                           \
+    }
+    ATTNLAB_FLASH_CONFIGS(X)
+#undef X
+    return false;
+}
+
+std::vector<FlashConfig> compiled_configs(int) {
+    std::vector<FlashConfig> out;
+#define X(BR, BC, TH) out.push_back({BR, BC, TH});
+    ATTNLAB_FLASH_CONFIGS(X)
+#undef X
+    return out;
+}
+
+void flash_forward_with(const FlashConfig& cfg, const float* q, const float* k, const float* v, float* o, int B, int H,
+                        int Sq, int Sk, int D, bool causal) {
+    if (B * H == 0 || Sq == 0) return;
+    if (Sk == 0) throw std::invalid_argument("flash_attention_forward: Sk = 0 (no keys to attend to)");
+    const Params p{q, k, v, o, Sq, Sk, causal, float(1.4426950408889634 / std::sqrt(double(D)))};
+    bool ok = false;
+    switch (D) {
+        case 32: ok = dispatch<32>(cfg, p, B * H); break;
+        case 64: ok = dispatch<64>(cfg, p, B * H); break;
+        case 96: ok = dispatch<96>(cfg, p, B * H); break;
+        case 128: ok = dispatch<128>(cfg, p, B * H); break;
+        default:
+            throw std::invalid_argument("flash_attention_forward: head_dim " + std::to_string(D) +
+                                        " is not supported (32, 64, 96 or 128)");
+    }
+    if (!ok) throw std::invalid_argument("flash_attention_forward: tile config " + cfg.str() + " is not compiled in");
+}
+#else
+// ------------------------------------------------------------------------------------------------
+// Your kernel. The plan of the course: one thread block per (Br query rows, batch·head), one thread
+// per query row to start with (blockDim.x = Br), and a loop over the keys Bc at a time.
+//
+//   extern __shared__ float smem[];   // dynamic: its size is the launch's third <<<…>>> argument
+//   float* Qs = smem;                 // [Br][D]   this block's query rows
+//   float* Ks = Qs + Br * D;          // [Bc][D]   the current key tile
+//   float* Vs = Ks + Bc * D;          // [Bc][D]   the current value tile
+//
+// TODO(task4.2) load this block's Br rows of Q into Qs (rows past Sq: zeros), __syncthreads().
+// TODO(task4.3) for each key tile c0 = 0, Bc, 2·Bc, … (causal: stop after the last visible key):
+//                 load K and V tiles (zeros past Sk), __syncthreads();
+//                 each thread: s_j = q_row · k_j / √D for the tile's keys, −inf where masked
+//                 (j ≥ Sk, or causal and j > row + Sk − Sq);
+// TODO(task4.4)   online softmax: m_new = max(m, max_j s_j), alpha = exp(m − m_new),
+//                 p_j = exp(s_j − m_new), l = alpha·l + Σ p_j, o = alpha·o + Σ_j p_j·v_j, m = m_new;
+//                 __syncthreads() before the next tile overwrites Ks and Vs.
+// TODO(task4.5) write o / l for rows < Sq.
+// Registers: the thread's o[D] (D ≤ 128), m, l. Read Ks/Vs rows from shared memory, not global.
+// ------------------------------------------------------------------------------------------------
+template <int Br, int Bc>
+__global__ void flash_attention_kernel(const float* q, const float* k, const float* v, float* o, int Sq, int Sk, int D,
+                                       bool causal, float scale) {}
+#endif
+
+void flash_attention_forward(const float* q, const float* k, const float* v, float* o, int B, int H, int Sq, int Sk,
+                             int D, bool causal) {
+#if SOLUTION
+    if (D != 32 && D != 64 && D != 96 && D != 128)
+        throw std::invalid_argument("flash_attention_forward: head_dim " + std::to_string(D) +
+                                    " is not supported (32, 64, 96 or 128)");
+    flash_forward_with(tuned_config(D), q, k, v, o, B, H, Sq, Sk, D, causal);
+#else
+    // TODO(task4.1): validate (D ∈ {32, 64, 96, 128}, else throw std::invalid_argument naming it),
+    // pick Br and Bc, and launch flash_attention_kernel<Br, Bc> on a grid of
+    // (ceil(Sq / Br), B·H) blocks of Br threads with (Br + 2·Bc)·D·sizeof(float) bytes of dynamic
+    // shared memory. Above 48 KB, first call
+    //   cudaFuncSetAttribute(flash_attention_kernel<Br, Bc>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+    // Then CUDA_CHECK_LAUNCH(). Tune Br and Bc with `make bench-task4`.
+    (void)q, (void)k, (void)v, (void)o, (void)B, (void)H, (void)Sq, (void)Sk, (void)D, (void)causal;
+    ATTNLAB_TODO("task4.1");
+#endif
+}
+
+}  // namespace task4
