@@ -4,7 +4,7 @@
 #   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
 #   make bench-task2 | bench-task4 | tune-task4 IMPL=reference   benchmarks and tile tuning (GPU)
 #   make test                                        what CI runs: deps, goldens, both sides, controls
-#   make goldens | deps | skeleton | check-skeleton | clean
+#   make goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
 COMMON    := build/common
@@ -33,17 +33,23 @@ $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp 
 TASK4_EXTRA := task4/tuning.cpp
 
 HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/cases.cpp \
-               common/golden.cpp common/cpu_ops.cpp common/alloc_tracker.cpp \
+               common/golden.cpp common/cpu_ops.cpp common/alloc_tracker.cpp common/seed.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
-               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu
-GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp
+               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu
+GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
+               grader/protected.cpp grader/symbols.cpp
+
+# Files a submission must not edit; their sums (grader/protected.sha256) are compiled into the grader.
+PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu \
+              grader/*.h grader/*.cpp grader/*.json task*/task*.h task*/cases.h task*/cases.cpp task*/test_task*.cpp \
+              task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* tools/*.py tools/*.sh) Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
 obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: help all deps goldens goldens-if-stale test grade skeleton check-skeleton clean unit \
+.PHONY: help all deps goldens goldens-if-stale test grade skeleton check-skeleton clean unit protect check-protected \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 tune-task4
 .DEFAULT_GOAL := help
 
@@ -83,6 +89,11 @@ $(BUILD)/%.o: %.cu
 $(BUILD)/grader/main.o: grader/main.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
+
+$(COMMON)/grader/protected_manifest.cpp: grader/protected.sha256
+	@mkdir -p $(dir $@)
+	@{ echo 'extern const char kProtectedManifest[];'; printf 'const char kProtectedManifest[] = R"attnlab('; \
+	   cat $<; echo ')attnlab";'; } > $@
 
 # ---- test binaries: the same test objects, linked against either side ----------------------
 # CPU tasks use Catch2's own main; GPU tasks a main that skips (exit 77) without a CUDA device.
@@ -124,7 +135,11 @@ ifneq ($(BUILD),build/reference)
 build/reference/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
+
+build/reference/bin/%: FORCE
+	@$(MAKE) --no-print-directory IMPL=reference $@
 endif
+FORCE:
 
 bench-task2: $(BUILD)/bin/bench_task2
 	./$(BUILD)/bin/bench_task2 $(ARGS)
@@ -138,13 +153,17 @@ tune-task4: build/reference/bin/tune_task4
 # ---- grader ----------------------------------------------------------------------------------
 # Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.
 GRADER_BIN ?= $(BUILD)/bin/grader
-$(GRADER_BIN): $(BUILD)/grader/main.o $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_EXTRA))) \
+$(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
+               $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_EXTRA))) \
                      $(HARNESS_OBJ) $(IMPL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
-grade: $(GRADER_BIN)
-	./$(GRADER_BIN) --out $(OUT) $(foreach t,$(TASK),--task $(t))
+# The reference's benchmarks are the yardstick of performance credit, whatever IMPL is graded.
+GRADE_OBJECTS = $(foreach t,$(TASKS),--objects $(t)=$(subst $(eval) ,$(comma),$(strip $(call obj_impl,$(TASK$(t)_SRC)))))
+comma := ,
+grade: $(GRADER_BIN) $(BUILD)/bin/bench_task4 build/reference/bin/bench_task4
+	./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t))
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
      $(BUILD)/bin/bench_task4 build/reference/bin/tune_task4
@@ -161,6 +180,14 @@ check-skeleton:
 	  if ! cmp -s $(COMMON)/skeleton.tmp $$s; then echo "DRIFT: $$s differs from unifdef of $$f (run 'make skeleton')"; status=1; fi; \
 	done; rm -f $(COMMON)/skeleton.tmp; \
 	if [ $$status = 0 ]; then echo "check-skeleton: every skeleton equals its generated form"; fi; exit $$status
+
+# ---- protected files ----------------------------------------------------------------------------
+protect:
+	@sha256sum $(PROTECTED) > grader/protected.sha256 && echo "wrote grader/protected.sha256 ($(words $(PROTECTED)) files)"
+
+check-protected:
+	@sha256sum $(PROTECTED) | cmp -s - grader/protected.sha256 && echo "check-protected: grader/protected.sha256 is current" \
+	  || { echo "grader/protected.sha256 is stale: run 'make protect' after changing the harness"; exit 1; }
 
 # ---- CI ----------------------------------------------------------------------------------------
 test:

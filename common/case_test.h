@@ -16,12 +16,16 @@ bool report_case(const GradeCase& c, const CaseResult& r);
 #define ATTNLAB_CASE_TESTS(task, cases_fn)                                     \
     TEST_CASE(task " graded cases", "[" task "]") {                            \
         const char* suite_ = std::getenv("ATTNLAB_SUITE");                     \
+        int matched_ = 0;                                                      \
         for (const attn::GradeCase& c : cases_fn()) {                          \
             if (suite_ && *suite_ && c.suite != suite_) continue;              \
+            ++matched_;                                                        \
             DYNAMIC_SECTION(c.name) {                                          \
                 const attn::CaseResult r = attn::run_case(c);                  \
                 INFO(task << " / " << c.name << ": " << r.reason << "\n" << r.detail); \
                 CHECK(attn::report_case(c, r));                                \
             }                                                                  \
         }                                                                      \
+        INFO("no case of " task " is in suite '" << (suite_ ? suite_ : "") << "'"); \
+        REQUIRE(matched_ > 0);                                                 \
     }

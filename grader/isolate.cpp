@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -160,6 +161,53 @@ TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits) {
         run.results[failed].reason = death_reason(status, timed_out, limits.case_timeout_s);
         next = failed + 1;
     }
+    return run;
+}
+
+ProgramRun run_program(const std::vector<std::string>& argv, double timeout_s, const std::string& log_path) {
+    ProgramRun run;
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("pipe() failed");
+    fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork() failed");
+    if (pid == 0) {
+        setpgid(0, 0);
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]), close(fds[1]);
+        const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (log >= 0) dup2(log, STDERR_FILENO), close(log);
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execv(args[0], args.data());
+        fprintf(stderr, "cannot run %s: %s\n", args[0], strerror(errno));
+        _exit(127);
+    }
+    close(fds[1]);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+    bool timed_out = false;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) {
+            timed_out = true;
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            break;
+        }
+        pollfd p{fds[0], POLLIN, 0};
+        if (poll(&p, 1, int(std::min<long long>(left, 1000))) <= 0) continue;
+        char chunk[65536];
+        const ssize_t got = read(fds[0], chunk, sizeof chunk);
+        if (got <= 0) break;
+        run.out.append(chunk, size_t(got));
+    }
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        run.failure = timed_out || WIFSIGNALED(status) ? death_reason(status, timed_out, timeout_s)
+                                                       : fmt::format("exited with code {}", WEXITSTATUS(status));
     return run;
 }
 

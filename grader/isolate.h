@@ -29,4 +29,11 @@ struct TaskRun {
 
 TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits);
 
+// Runs a program (a benchmark group) in its own process group with a time limit; its stdout is
+// returned, its stderr appended to `log_path`. `failure` says why it did not finish cleanly.
+struct ProgramRun {
+    std::string out, failure;
+};
+ProgramRun run_program(const std::vector<std::string>& argv, double timeout_s, const std::string& log_path);
+
 }  // namespace grader

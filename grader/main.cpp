@@ -1,24 +1,35 @@
-// grader — grades every task of the rubric, each case in an isolated child process, and writes
-// Results.md and results.json.
+// grader — grades every task of the rubric: each case in an isolated child process, on golden
+// files and on fresh inputs from GRADER_SEED; benchmark groups against the reference on the same
+// GPU; checks of the submission's integrity. Writes Results.md and results.json.
 //
-//   build/<impl>/bin/grader [--task N]... [--rubric grader/rubric.json] [--out DIR] [--impl NAME] [--timeout S]
-//   make grade [IMPL=skeleton|reference]
+//   build/<impl>/bin/grader [--task N]... [--rubric grader/rubric.json] [--out DIR] [--impl NAME]
+//       [--timeout S] [--root DIR] [--objects N=a.o,b.o]... [--bin-dir DIR] [--reference-bin-dir DIR]
+//   make grade [IMPL=skeleton|reference] [TASK=N]
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <ctime>
 #include <fmt/format.h>
+#include <map>
+#include <random>
 #include <set>
 #include <string>
 
 #include "grader/isolate.h"
+#include "grader/protected.h"
 #include "grader/report.h"
 #include "grader/rubric.h"
+#include "grader/symbols.h"
 #include "grader/tasks.h"
 
 #ifndef ATTNLAB_IMPL
 #define ATTNLAB_IMPL "unknown"
+#endif
+#ifndef ATTNLAB_ROOT
+#define ATTNLAB_ROOT "."
 #endif
 
 namespace {
@@ -27,13 +38,33 @@ using namespace grader;
 
 struct Options {
     std::set<int> only;
-    std::string rubric = "grader/rubric.json", out = ".", impl = ATTNLAB_IMPL;
-    double timeout_s = 0;  // overrides the rubric's case_timeout_s when > 0
+    std::string rubric = "grader/rubric.json", out = ".", impl = ATTNLAB_IMPL, root = ATTNLAB_ROOT;
+    std::string bin_dir, ref_bin_dir = std::string(ATTNLAB_ROOT) + "/build/reference/bin";
+    std::map<int, std::vector<std::string>> objects;  // the student's object files per task
+    double timeout_s = 0;                              // overrides the rubric's case_timeout_s when > 0
 };
 
 [[noreturn]] void usage(const std::string& problem) {
-    fmt::print(stderr, "grader: {}\nusage: grader [--task N]... [--rubric FILE] [--out DIR] [--impl NAME] [--timeout SECONDS]\n", problem);
+    fmt::print(stderr,
+               "grader: {}\nusage: grader [--task N]... [--rubric FILE] [--out DIR] [--impl NAME] [--timeout S] [--root DIR]\n"
+               "              [--objects N=a.o,b.o]... [--bin-dir DIR] [--reference-bin-dir DIR]\n",
+               problem);
     std::exit(2);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1) out.push_back(s.substr(start, pos - start));
+    out.push_back(s.substr(start));
+    return out;
+}
+
+std::string self_dir() {
+    char buf[PATH_MAX] = {0};
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    std::string p = n > 0 ? std::string(buf, size_t(n)) : ".";
+    return p.substr(0, p.rfind('/'));
 }
 
 Options parse(int argc, char** argv) {
@@ -44,18 +75,27 @@ Options parse(int argc, char** argv) {
             if (i + 1 >= argc) usage(a + " needs a value");
             return argv[++i];
         };
-        if (a == "--task") {
-            try {
-                o.only.insert(std::stoi(value()));
-            } catch (const std::exception&) {
-                usage("--task takes a task number");
-            }
-        } else if (a == "--rubric") o.rubric = value();
-        else if (a == "--out") o.out = value();
-        else if (a == "--impl") o.impl = value();
-        else if (a == "--timeout") o.timeout_s = std::atof(value().c_str());
-        else usage("unknown option " + a);
+        try {
+            if (a == "--task") o.only.insert(std::stoi(value()));
+            else if (a == "--rubric") o.rubric = value();
+            else if (a == "--out") o.out = value();
+            else if (a == "--impl") o.impl = value();
+            else if (a == "--timeout") o.timeout_s = std::stod(value());
+            else if (a == "--root") o.root = value();
+            else if (a == "--bin-dir") o.bin_dir = value();
+            else if (a == "--reference-bin-dir") o.ref_bin_dir = value();
+            else if (a == "--objects") {
+                const std::string v = value();
+                const size_t eq = v.find('=');
+                if (eq == std::string::npos) usage("--objects takes N=file.o,file.o");
+                for (const auto& f : split(v.substr(eq + 1), ','))
+                    if (!f.empty()) o.objects[std::stoi(v.substr(0, eq))].push_back(f);
+            } else usage("unknown option " + a);
+        } catch (const std::invalid_argument&) {
+            usage(a + ": not a number");
+        }
     }
+    if (o.bin_dir.empty()) o.bin_dir = self_dir();
     return o;
 }
 
@@ -70,6 +110,59 @@ std::string hostname() {
     char buf[256] = {0};
     gethostname(buf, sizeof buf - 1);
     return buf;
+}
+
+// GRADER_SEED: the instructor's, or a fresh random one, printed so the run can be reproduced.
+std::string ensure_seed() {
+    const char* env = std::getenv("GRADER_SEED");
+    if (env && *env) return env;
+    const std::string seed = std::to_string(std::random_device{}() % 1000000000u);
+    setenv("GRADER_SEED", seed.c_str(), 1);
+    return seed;
+}
+
+void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const Rubric& rubric, const Options& opt,
+                GradeReport& g, const std::string& logs) {
+    // A static check of the student's objects: it needs no GPU, so it runs even where the task cannot.
+    if (!rt.forbidden.empty()) {
+        auto it = opt.objects.find(rt.id);
+        if (it == opt.objects.end()) {
+            t.note = "library check not run: no --objects given for this task";
+        } else {
+            for (const auto& call : forbidden_calls(it->second, rt.forbidden))
+                t.flags.push_back("forbidden library call (this task must use its own kernels): " + call);
+        }
+    }
+    const auto cases = def.cases();
+    const TaskRun run =
+        run_isolated(def, {rubric.case_timeout_s, rubric.memory_limit_mb, fmt::format("{}/task{}.log", logs, rt.id)});
+    if (!run.device.empty()) g.gpu = run.device;
+    if (!run.not_run.empty()) {
+        if (g.gpu.rfind("none", 0) == 0) g.gpu = "none: " + run.not_run;
+        t.status = "not run";
+        t.note = run.not_run;
+        fmt::print("task {}: not run: {}\n", rt.id, run.not_run);
+        return;
+    }
+    for (size_t i = 0; i < cases.size(); ++i) {
+        t.cases.push_back({cases[i].name, cases[i].weight, run.results[i]});
+        fmt::print("{}\n", attn::case_line(cases[i].name, run.results[i]));
+    }
+    t.perf_share = rt.perf.share;
+    if (rt.perf.share > 0) {
+        if (!all_cases_passed(t)) {
+            t.perf.note = "not measured: performance credit needs every correctness case to pass";
+        } else {
+            fmt::print("task {}: benchmark group {} (and the reference's)\n", rt.id, rt.perf.bench);
+            std::fflush(stdout);
+            t.perf = run_performance(rt.perf, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
+                                     fmt::format("{}/task{}-bench.log", logs, rt.id));
+            for (const auto& r : t.perf.rows)
+                fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  credit {:3.0f}% {}\n", r.name, r.ms, r.ref_ms,
+                           100 * r.credit, r.flag);
+            if (!t.perf.note.empty()) fmt::print("  perf: {}\n", t.perf.note);
+        }
+    }
 }
 
 }  // namespace
@@ -87,39 +180,30 @@ int main(int argc, char** argv) {
     const std::string logs = opt.out + "/logs";
     mkdir(logs.c_str(), 0755);
 
-    GradeReport g{rubric.course, opt.impl, now_utc(), hostname(), "none used", {}};
+    GradeReport g{rubric.course, opt.impl, now_utc(), hostname(), "none used", ensure_seed(), {}, true, {}};
+    fmt::print("GRADER_SEED={} (fresh inputs; set it to reproduce this run)\n", g.seed);
+    g.edited_files = edited_protected_files(opt.root);
+    g.edited_scores_zero = rubric.edited_harness_scores_zero;
+    if (!g.edited_files.empty()) fmt::print("harness edited: {}\n", fmt::join(g.edited_files, ", "));
+
     for (const RubricTask& rt : rubric.tasks) {
         if (!opt.only.empty() && !opt.only.count(rt.id)) continue;
-        TaskReport t{rt.id, rt.title, rt.points, 0, "graded", "", {}};
+        TaskReport t;
+        t.id = rt.id, t.title = rt.title, t.points = rt.points, t.status = "graded";
         const auto& built = built_tasks();
         auto def = std::find_if(built.begin(), built.end(), [&](const TaskDef& d) { return d.id == rt.id; });
         if (def == built.end()) {
             t.status = "not available";
             t.note = "this task is not part of the build yet";
-            g.tasks.push_back(t);
             fmt::print("task {}: not available\n", rt.id);
-            continue;
+        } else {
+            fmt::print("task {}: {}\n", rt.id, rt.title);
+            std::fflush(stdout);
+            grade_task(t, *def, rt, rubric, opt, g, logs);
+            score_task(t);
+            fmt::print("task {}: {:.2f} / {:.0f}{}\n", rt.id, t.score, t.points,
+                       t.flags.empty() ? "" : fmt::format("  FLAGGED: {}", fmt::join(t.flags, "; ")));
         }
-        fmt::print("task {}: {}\n", rt.id, rt.title);
-        std::fflush(stdout);
-        const auto cases = def->cases();
-        const TaskRun run = run_isolated(*def, {rubric.case_timeout_s, rubric.memory_limit_mb,
-                                                fmt::format("{}/task{}.log", logs, rt.id)});
-        if (!run.device.empty()) g.gpu = run.device;
-        if (!run.not_run.empty()) {
-            if (g.gpu.rfind("none", 0) == 0) g.gpu = "none: " + run.not_run;
-            t.status = "not run";
-            t.note = run.not_run;
-            g.tasks.push_back(t);
-            fmt::print("task {}: not run: {}\n", rt.id, run.not_run);
-            continue;
-        }
-        for (size_t i = 0; i < cases.size(); ++i) {
-            t.cases.push_back({cases[i].name, cases[i].weight, run.results[i]});
-            fmt::print("{}\n", attn::case_line(cases[i].name, run.results[i]));
-        }
-        score_task(t);
-        fmt::print("task {}: {:.2f} / {:.0f}\n", rt.id, t.score, t.points);
         g.tasks.push_back(t);
     }
     write_results_md(g, opt.out + "/Results.md");

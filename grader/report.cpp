@@ -20,10 +20,16 @@ std::string cell(std::string s) {
     return s;
 }
 
+double correctness_points(const TaskReport& t) { return t.points * (1.0 - t.perf_share); }
+
 double case_points(const TaskReport& t, const CaseRow& c) {
     double total = 0;
     for (const auto& x : t.cases) total += x.weight;
-    return total > 0 ? t.points * c.weight / total : 0;
+    return total > 0 ? correctness_points(t) * c.weight / total : 0;
+}
+
+double perf_points(const TaskReport& t, const PerfRow&) {
+    return t.perf.rows.empty() ? 0 : t.points * t.perf_share / double(t.perf.rows.size());
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -32,15 +38,48 @@ void write_file(const std::string& path, const std::string& text) {
     out << text;
 }
 
+std::string perf_table(const TaskReport& t) {
+    std::string md = fmt::format("\nPerformance ({:.0f}% of the points; the reference timed on the same GPU in the same "
+                                 "run):\n\n",
+                                 100 * t.perf_share);
+    if (t.perf.rows.empty()) return md + (t.perf.note.empty() ? "not measured" : t.perf.note) + "\n";
+    std::vector<std::string> baselines;
+    for (const auto& [name, ms] : t.perf.rows.front().baseline_ms) baselines.push_back(name);
+    md += "| shape | time | TFLOP/s | reference | ratio | credit |";
+    for (const auto& b : baselines) md += fmt::format(" {} | speedup vs it |", b);
+    md += " checked calls | flag |\n|---|---|---|---|---|---|";
+    for (size_t i = 0; i < baselines.size(); ++i) md += "---|---|";
+    md += "---|---|\n";
+    for (const auto& r : t.perf.rows) {
+        md += fmt::format("| {} | {:.3f} ms | {:.1f} | {:.3f} ms | {:.2f} | {:.0f}% |", r.name, r.ms, r.tflops, r.ref_ms,
+                          r.ref_ms > 0 ? r.ms / r.ref_ms : 0.0, 100 * r.credit);
+        for (const auto& b : baselines) {
+            const double ms = r.baseline_ms.count(b) ? r.baseline_ms.at(b) : 0;
+            md += fmt::format(" {:.3f} ms | {:.2f}× |", ms, ms / r.ms);
+        }
+        md += fmt::format(" {} | {} |\n", r.checked_calls, cell(r.flag.empty() ? "–" : r.flag));
+    }
+    return md;
+}
+
 }  // namespace
+
+bool all_cases_passed(const TaskReport& t) {
+    for (const auto& c : t.cases)
+        if (c.result.status != "passed") return false;
+    return !t.cases.empty();
+}
 
 void score_task(TaskReport& t) {
     t.score = 0;
+    if (!t.flags.empty()) return;
     for (const auto& c : t.cases)
         if (c.result.status == "passed") t.score += case_points(t, c);
+    for (const auto& r : t.perf.rows) t.score += r.credit * perf_points(t, r);
 }
 
 double total_score(const GradeReport& g) {
+    if (!g.edited_files.empty() && g.edited_scores_zero) return 0;
     double s = 0;
     for (const auto& t : g.tasks) s += t.score;
     return s;
@@ -54,14 +93,21 @@ double max_score(const GradeReport& g) {
 
 void write_results_md(const GradeReport& g, const std::string& path) {
     std::string md = fmt::format("# Results — {}\n\n", g.course);
-    md += fmt::format("- implementation: `{}`\n- date: {}\n- host: {}\n- GPU: {}\n\n", g.impl, g.date, g.host, g.gpu);
-    md += fmt::format("## Score: {:.2f} / {:.0f}\n\n| task | title | score | status |\n|---|---|---|---|\n",
-                      total_score(g), max_score(g));
+    md += fmt::format("- implementation: `{}`\n- date: {}\n- host: {}\n- GPU: {}\n- GRADER_SEED: {} (fresh inputs; set it to "
+                      "reproduce this run)\n\n",
+                      g.impl, g.date, g.host, g.gpu, g.seed);
+    if (!g.edited_files.empty())
+        md += fmt::format("**Harness edited — results not trusted{}:** {}\n\n", g.edited_scores_zero ? ", score 0" : "",
+                          fmt::join(g.edited_files, ", "));
+    md += fmt::format("## Score: {:.2f} / {:.0f}\n\n| task | title | score | status |\n|---|---|---|---|\n", total_score(g),
+                      max_score(g));
     for (const auto& t : g.tasks)
         md += fmt::format("| {} | {} | {:.2f} / {:.0f} | {} |\n", t.id, t.title, t.score, t.points,
-                          t.note.empty() ? t.status : t.status + ": " + t.note);
+                          cell(!t.flags.empty() ? "flagged: " + fmt::format("{}", fmt::join(t.flags, "; "))
+                               : t.note.empty() ? t.status : t.status + ": " + t.note));
     for (const auto& t : g.tasks) {
         md += fmt::format("\n## Task {} — {} ({:.2f} / {:.0f})\n\n", t.id, t.title, t.score, t.points);
+        for (const auto& f : t.flags) md += fmt::format("**Flagged:** {}\n\n", f);
         if (t.cases.empty()) {
             md += fmt::format("{}{}\n", t.status, t.note.empty() ? "" : ": " + t.note);
             continue;
@@ -72,42 +118,79 @@ void write_results_md(const GradeReport& g, const std::string& path) {
             md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(c.name), cell(r.shape), fmt_err(r), fmt_ms(r),
                               cell(r.reason.empty() ? r.status : r.status + ": " + r.reason));
         }
+        if (t.perf_share > 0) md += perf_table(t);
     }
     write_file(path, md);
 }
 
 void write_results_json(const GradeReport& g, const std::string& path) {
     nlohmann::json tests = nlohmann::json::array();
+    auto flagged = [](const TaskReport& t) { return t.flags.empty() ? std::string() : fmt::format("FLAGGED: {}\n", fmt::join(t.flags, "; ")); };
     for (const auto& t : g.tasks) {
         if (t.cases.empty()) {
             tests.push_back({{"name", fmt::format("Task {}: {}", t.id, t.title)},
                              {"score", 0.0},
                              {"max_score", t.points},
                              {"status", "failed"},
-                             {"output", t.status + (t.note.empty() ? "" : ": " + t.note)},
+                             {"output", flagged(t) + t.status + (t.note.empty() ? "" : ": " + t.note)},
                              {"visibility", "visible"},
-                             {"extra_data", {{"task", t.id}, {"state", t.status}}}});
+                             {"extra_data", {{"task", t.id}, {"state", t.status}, {"flags", t.flags}}}});
             continue;
         }
         for (const auto& c : t.cases) {
             const auto& r = c.result;
-            const bool passed = r.status == "passed";
+            const bool passed = r.status == "passed" && t.flags.empty();
             tests.push_back({{"name", fmt::format("Task {}: {}", t.id, c.name)},
                              {"score", passed ? case_points(t, c) : 0.0},
                              {"max_score", case_points(t, c)},
                              {"status", passed ? "passed" : "failed"},
-                             {"output", fmt::format("{} {}{}\n{}", r.status, r.shape, r.reason.empty() ? "" : ": " + r.reason, r.detail)},
+                             {"output", fmt::format("{}{} {}{}\n{}", flagged(t), r.status, r.shape,
+                                                    r.reason.empty() ? "" : ": " + r.reason, r.detail)},
                              {"visibility", "visible"},
                              {"extra_data",
                               {{"task", t.id}, {"state", r.status}, {"reason", r.reason}, {"shape", r.shape},
-                               {"max_abs_err", r.max_abs_err}, {"ms", r.ms}, {"metrics", r.metrics}}}});
+                               {"max_abs_err", r.max_abs_err}, {"ms", r.ms}, {"metrics", r.metrics}, {"flags", t.flags}}}});
+        }
+        if (t.perf_share > 0 && t.perf.rows.empty())
+            tests.push_back({{"name", fmt::format("Task {}: performance", t.id)},
+                             {"score", 0.0},
+                             {"max_score", t.points * t.perf_share},
+                             {"status", "failed"},
+                             {"output", t.perf.note},
+                             {"visibility", "visible"},
+                             {"extra_data", {{"task", t.id}, {"state", "not measured"}, {"reason", t.perf.note}}}});
+        for (const auto& p : t.perf.rows) {
+            const double earned = t.flags.empty() ? p.credit * perf_points(t, p) : 0.0;
+            tests.push_back({{"name", fmt::format("Task {}: performance {}", t.id, p.name)},
+                             {"score", earned},
+                             {"max_score", perf_points(t, p)},
+                             {"status", earned > 0 ? "passed" : "failed"},
+                             {"output", fmt::format("{}{:.3f} ms (reference {:.3f} ms), credit {:.0f}% {}", flagged(t), p.ms,
+                                                    p.ref_ms, 100 * p.credit, p.flag)},
+                             {"visibility", "visible"},
+                             {"extra_data",
+                              {{"task", t.id}, {"state", "performance"}, {"reason", p.flag}, {"ms", p.ms},
+                               {"reference_ms", p.ref_ms}, {"tflops", p.tflops}, {"baselines_ms", p.baseline_ms},
+                               {"checked_calls", p.checked_calls}, {"failed_calls", p.failed_calls}}}});
         }
     }
+    const bool zeroed = !g.edited_files.empty() && g.edited_scores_zero;
+    if (zeroed)  // Gradescope sums the tests unless "score" is given: it is, and says 0
+        tests.push_back({{"name", "Harness integrity"},
+                         {"score", 0.0},
+                         {"max_score", 0.0},
+                         {"status", "failed"},
+                         {"output", fmt::format("harness edited: {}", fmt::join(g.edited_files, ", "))},
+                         {"visibility", "visible"},
+                         {"extra_data", {{"task", 0}, {"state", "harness edited"}, {"reason", "harness edited"}}}});
     nlohmann::json j = {{"score", total_score(g)},
-                        {"output", fmt::format("{} — implementation {}, {}, GPU: {}", g.course, g.impl, g.date, g.gpu)},
+                        {"output", fmt::format("{} — implementation {}, {}, GPU: {}, GRADER_SEED {}", g.course, g.impl, g.date,
+                                               g.gpu, g.seed)},
                         {"visibility", "visible"},
                         {"tests", tests},
-                        {"extra_data", {{"impl", g.impl}, {"date", g.date}, {"host", g.host}, {"gpu", g.gpu}}}};
+                        {"extra_data",
+                         {{"impl", g.impl}, {"date", g.date}, {"host", g.host}, {"gpu", g.gpu}, {"seed", g.seed},
+                          {"edited_files", g.edited_files}}}};
     write_file(path, j.dump(2) + "\n");
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/cases.h"
+#include "grader/perf.h"
 
 namespace grader {
 
@@ -18,17 +19,24 @@ struct TaskReport {
     int id = 0;
     std::string title;
     double points = 0, score = 0;
-    std::string status;  // graded | not available | not run
-    std::string note;    // why not available / not run
+    std::string status;                // graded | not available | not run
+    std::string note;                  // why not available / not run
+    std::vector<std::string> flags;    // integrity problems (forbidden library, …): the task scores 0
     std::vector<CaseRow> cases;
+    double perf_share = 0;             // of the points, from the rubric
+    PerfResult perf;                   // empty rows: not measured (perf.note says why)
 };
 
 struct GradeReport {
-    std::string course, impl, date, host, gpu;
+    std::string course, impl, date, host, gpu, seed;
+    std::vector<std::string> edited_files;  // protected files the submission changed
+    bool edited_scores_zero = true;
     std::vector<TaskReport> tasks;
 };
 
-// Points earned: the task's points times the weighted share of cases passed.
+bool all_cases_passed(const TaskReport& t);
+// Points earned: correctness (the weighted share of cases passed) plus performance credit, zero
+// with an integrity flag.
 void score_task(TaskReport& t);
 double total_score(const GradeReport& g);
 double max_score(const GradeReport& g);

@@ -17,9 +17,24 @@ Rubric load_rubric(const std::string& path) {
         Rubric r;
         r.course = j.value("course", "");
         r.case_timeout_s = j.value("case_timeout_s", 120.0);
+        r.bench_timeout_s = j.value("bench_timeout_s", 900.0);
         r.memory_limit_mb = j.value("memory_limit_mb", 0L);
-        for (const auto& t : j.at("tasks"))
-            r.tasks.push_back({t.at("id").get<int>(), t.at("title").get<std::string>(), t.at("points").get<double>()});
+        r.edited_harness_scores_zero = j.value("edited_harness_scores_zero", true);
+        for (const auto& t : j.at("tasks")) {
+            RubricTask rt{t.at("id").get<int>(), t.at("title").get<std::string>(), t.at("points").get<double>(), {}, {}};
+            if (t.contains("performance")) {
+                const auto& p = t.at("performance");
+                rt.perf.share = p.at("share");
+                rt.perf.bench = p.at("bench");
+                rt.perf.full_at = p.value("full_credit_at_ratio", rt.perf.full_at);
+                rt.perf.zero_at = p.value("zero_credit_at_ratio", rt.perf.zero_at);
+                if (rt.perf.share < 0 || rt.perf.share > 1 || rt.perf.full_at >= rt.perf.zero_at)
+                    throw std::runtime_error(fmt::format("rubric {}: task {}: share must be in [0, 1] and "
+                                                         "full_credit_at_ratio < zero_credit_at_ratio", path, rt.id));
+            }
+            rt.forbidden = t.value("forbidden_symbols", std::vector<std::string>{});
+            r.tasks.push_back(rt);
+        }
         return r;
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(fmt::format("rubric {}: {}", path, e.what()));

@@ -1,7 +1,11 @@
-// rubric.h — scoring as data: points per task, time limits (grader/rubric.json).
+// rubric.h — scoring as data (grader/rubric.json): points per task, the share of them that is
+// performance credit and its curve, libraries a task forbids, time limits. An instructor changes
+// the curve or the points here, not in code.
 #pragma once
 #include <string>
 #include <vector>
+
+#include "grader/perf.h"
 
 namespace grader {
 
@@ -9,12 +13,16 @@ struct RubricTask {
     int id = 0;
     std::string title;
     double points = 0;
+    PerfSpec perf;                           // perf.share == 0: correctness only
+    std::vector<std::string> forbidden;      // substrings of undefined symbols the student's objects may not use
 };
 
 struct Rubric {
     std::string course;
     double case_timeout_s = 120;
-    long memory_limit_mb = 0;  // per child process (CPU tasks); 0 = no cap
+    double bench_timeout_s = 900;
+    long memory_limit_mb = 0;                // per child process (CPU tasks); 0 = no cap
+    bool edited_harness_scores_zero = true;  // a submission that edited protected files gets 0
     std::vector<RubricTask> tasks;
 };
 

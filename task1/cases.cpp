@@ -7,6 +7,7 @@
 #include "common/check.h"
 #include "common/cpu_ops.h"
 #include "common/golden.h"
+#include "common/seed.h"
 #include "task1/task1.h"
 
 namespace task1 {
@@ -73,6 +74,31 @@ CaseResult step_case(const std::string& golden, const std::string& in_name, cons
     return r;
 }
 
+// Fresh inputs from GRADER_SEED, checked against attention in double precision. Two calls on the
+// same buffers with different values: a result cached between calls fails the second.
+CaseResult fresh_case(int draw) {
+    auto g = rng_for("task1.fresh." + std::to_string(draw));
+    const int B = uniform_int(g, 1, 3), S = uniform_int(g, 1, 200), H = pick(g, std::vector<int>{1, 2, 4, 8}),
+              D = pick(g, std::vector<int>{8, 16, 32});
+    const Dims d{B, S, H * D, H, D, draw % 2 == 1};
+    const Shape bse = {B, S, d.hidden};
+    CaseResult r;
+    r.shape = shape_of(d) + fmt::format(" (seed {})", grader_seed());
+    Tensor q(bse), k(bse), v(bse), out(bse);
+    for (int call = 1; call <= 2; ++call) {
+        refill(g, q), refill(g, k), refill(g, v);
+        const Tensor q0 = q, k0 = k, v0 = v;
+        poison(out);
+        naive_mha(q.ptr(), k.ptr(), v.ptr(), out.ptr(), B, S, d.hidden, H, d.causal);
+        if (!inputs_unchanged(r, "q", q0, q) || !inputs_unchanged(r, "k", k0, k) || !inputs_unchanged(r, "v", v0, v))
+            return r;
+        const Tensor want = from_heads(attention_f64(to_heads(q, H), to_heads(k, H), to_heads(v, H), d.causal));
+        if (!check_output(r, fmt::format("call {} of 2", call), out, want, Tolerance{2e-5, 1e-4}, kBSE)) return r;
+    }
+    r.status = "passed";
+    return r;
+}
+
 }  // namespace
 
 std::vector<GradeCase> grade_cases() {
@@ -111,6 +137,8 @@ std::vector<GradeCase> grade_cases() {
     for (const char* name : {"course", "course_causal", "s1_causal", "s127_h256", "s127_h256_causal", "s512_causal",
                              "large_scores"})
         cases.push_back({name, 1.0, [name] { return full_case(name); }, "attention"});
+    for (int draw = 0; draw < 4; ++draw)
+        cases.push_back({fmt::format("fresh inputs #{}", draw + 1), 1.0, [draw] { return fresh_case(draw); }, "fresh"});
     return cases;
 }
 

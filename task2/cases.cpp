@@ -6,10 +6,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "common/check.h"
 #include "common/cpu_ops.h"
 #include "common/cuda/gpu_case.h"
 #include "common/golden.h"
+#include "common/seed.h"
 #include "task2/task2.h"
 
 namespace task2 {
@@ -27,11 +31,11 @@ CaseResult softmax_case(const std::string& golden) {
     auto dy = poisoned_output(x.shape);
     r.ms = wall_ms([&] {
         softmax_batched(dx.get(), dy.get(), rows, cols);
-        sync_device();
+        sync_default_stream();
     });
-    if (!device_input_unchanged(r, "in", x, dx)) return r;
-    if (check_output(r, "softmax", to_host(dy, x.shape), f.load_f32("y", x.shape), golden_tolerance(f), {"row", "col"}))
-        r.status = "passed";
+    Tensor y;
+    if (!read_output(r, dy, x.shape, y) || !device_input_unchanged(r, "in", x, dx)) return r;
+    if (check_output(r, "softmax", y, f.load_f32("y", x.shape), golden_tolerance(f), {"row", "col"})) r.status = "passed";
     return r;
 }
 
@@ -47,11 +51,12 @@ CaseResult gemm_case(const std::string& golden, bool nt) {
     auto dc = poisoned_output(c_shape);
     r.ms = wall_ms([&] {
         (nt ? gemm_nt : gemm_nn)(da.get(), db.get(), dc.get(), batch, M, N, K);
-        sync_device();
+        sync_default_stream();
     });
-    if (!device_input_unchanged(r, "A", a, da) || !device_input_unchanged(r, "B", b, db)) return r;
-    if (check_output(r, nt ? "A·Bᵀ" : "A·B", to_host(dc, c_shape), f.load_f32("c", c_shape), golden_tolerance(f),
-                     {"b", "m", "n"}))
+    Tensor c;
+    if (!read_output(r, dc, c_shape, c) || !device_input_unchanged(r, "A", a, da) || !device_input_unchanged(r, "B", b, db))
+        return r;
+    if (check_output(r, nt ? "A·Bᵀ" : "A·B", c, f.load_f32("c", c_shape), golden_tolerance(f), {"b", "m", "n"}))
         r.status = "passed";
     return r;
 }
@@ -70,17 +75,122 @@ CaseResult attention_case(const std::string& golden) {
     auto dout = poisoned_output(bse);
     r.ms = wall_ms([&] {
         custom_attention(dq.get(), dk.get(), dv.get(), dout.get(), B, S, E, H, causal);
-        sync_device();
+        sync_default_stream();
     });
-    if (!device_input_unchanged(r, "q", q, dq) || !device_input_unchanged(r, "k", k, dk) ||
-        !device_input_unchanged(r, "v", v, dv))
+    Tensor attn;
+    if (!read_output(r, dout, bse, attn) || !device_input_unchanged(r, "q", q, dq) ||
+        !device_input_unchanged(r, "k", k, dk) || !device_input_unchanged(r, "v", v, dv))
         return r;
-    const Tensor attn = to_host(dout, bse);
     const Tolerance tol = golden_tolerance(f);
     if (!check_output(r, "attention (before the output projection)", attn, f.load_f32("attn", bse), tol, {"b", "s", "e"}))
         return r;
     if (check_output(r, "output", linear_nt(attn, f.load_f32("w_o", ee)), f.load_f32("out", bse), tol, {"b", "s", "e"}))
         r.status = "passed";
+    return r;
+}
+
+// Fresh inputs from GRADER_SEED, checked against double-precision CPU results; each runs two calls
+// on the same device buffers with different values (a cached result fails the second).
+Tensor softmax_f64(const Tensor& x) {
+    Tensor y(x.shape);
+    const int64_t cols = x.shape.back(), rows = x.size() / cols;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* in = x.ptr() + r * cols;
+        double mx = -INFINITY, sum = 0;
+        for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, double(in[c]));
+        for (int64_t c = 0; c < cols; ++c) sum += std::exp(double(in[c]) - mx);
+        for (int64_t c = 0; c < cols; ++c) y.data[size_t(r * cols + c)] = float(std::exp(double(in[c]) - mx) / sum);
+    }
+    return y;
+}
+
+Tensor gemm_f64(const Tensor& a, const Tensor& b, bool nt) {  // a [batch, M, K]; b [batch, N, K] or [batch, K, N]
+    const int64_t batch = a.shape[0], M = a.shape[1], K = a.shape[2], N = nt ? b.shape[1] : b.shape[2];
+    Tensor c({batch, M, N});
+    for (int64_t z = 0; z < batch; ++z)
+        for (int64_t m = 0; m < M; ++m)
+            for (int64_t n = 0; n < N; ++n) {
+                double acc = 0;
+                for (int64_t k = 0; k < K; ++k)
+                    acc += double(a.data[size_t((z * M + m) * K + k)]) *
+                           b.data[size_t(nt ? (z * N + n) * K + k : (z * K + k) * N + n)];
+                c.data[size_t((z * M + m) * N + n)] = float(acc);
+            }
+    return c;
+}
+
+CaseResult fresh_softmax(int draw) {
+    auto g = rng_for("task2.fresh.softmax." + std::to_string(draw));
+    const int rows = uniform_int(g, 1, 50), cols = pick(g, std::vector<int>{1, 3, 100, 1000, 4096, 5000});
+    CaseResult r;
+    r.shape = fmt::format("{} rows × {} cols (seed {})", rows, cols, grader_seed());
+    Tensor x({rows, cols});
+    DeviceBuffer<float> dx(size_t(x.size())), dy(size_t(x.size()));
+    for (int call = 1; call <= 2; ++call) {
+        refill(g, x, 8.0f);
+        upload(dx, x);
+        dy.poison();
+        softmax_batched(dx.get(), dy.get(), rows, cols);
+        Tensor y;
+        if (!read_output(r, dy, x.shape, y) || !device_input_unchanged(r, "in", x, dx)) return r;
+        if (!check_output(r, fmt::format("call {} of 2", call), y, softmax_f64(x), Tolerance{1e-6, 1e-4}, {"row", "col"}))
+            return r;
+    }
+    r.status = "passed";
+    return r;
+}
+
+CaseResult fresh_gemm(int draw) {
+    auto g = rng_for("task2.fresh.gemm." + std::to_string(draw));
+    const int batch = uniform_int(g, 1, 3), M = uniform_int(g, 1, 300), N = uniform_int(g, 1, 300), K = uniform_int(g, 1, 300);
+    CaseResult r;
+    r.shape = fmt::format("batch={} M={} N={} K={}, A·Bᵀ and A·B (seed {})", batch, M, N, K, grader_seed());
+    Tensor a({batch, M, K}), b_nk({batch, N, K}), b_kn({batch, K, N});
+    DeviceBuffer<float> da(size_t(a.size())), db(size_t(b_nk.size())), dc(size_t(batch) * M * N);
+    const Tolerance tol{2e-5 * std::sqrt(double(K)), 1e-4};
+    for (int call = 1; call <= 2; ++call) {
+        for (bool nt : {true, false}) {
+            Tensor& b = nt ? b_nk : b_kn;
+            refill(g, a), refill(g, b);
+            upload(da, a), upload(db, b);
+            dc.poison();
+            (nt ? gemm_nt : gemm_nn)(da.get(), db.get(), dc.get(), batch, M, N, K);
+            Tensor c;
+            if (!read_output(r, dc, {batch, M, N}, c) || !device_input_unchanged(r, "A", a, da) ||
+                !device_input_unchanged(r, "B", b, db))
+                return r;
+            if (!check_output(r, fmt::format("{} call {} of 2", nt ? "A·Bᵀ" : "A·B", call), c, gemm_f64(a, b, nt), tol,
+                              {"b", "m", "n"}))
+                return r;
+        }
+    }
+    r.status = "passed";
+    return r;
+}
+
+CaseResult fresh_attention(int draw) {
+    auto g = rng_for("task2.fresh.attention." + std::to_string(draw));
+    const int B = uniform_int(g, 1, 3), S = uniform_int(g, 1, 150), H = pick(g, std::vector<int>{1, 2, 4, 8}),
+              D = pick(g, std::vector<int>{8, 16, 32}), E = H * D;
+    const bool causal = draw % 2 == 1;
+    const Shape bse = {B, S, E};
+    CaseResult r;
+    r.shape = fmt::format("B={} S={} hidden={} heads={}{} (seed {})", B, S, E, H, causal ? " causal" : "", grader_seed());
+    Tensor q(bse), k(bse), v(bse);
+    DeviceBuffer<float> dq(size_t(q.size())), dk(size_t(q.size())), dv(size_t(q.size())), dout(size_t(q.size()));
+    for (int call = 1; call <= 2; ++call) {
+        refill(g, q), refill(g, k), refill(g, v);
+        upload(dq, q), upload(dk, k), upload(dv, v);
+        dout.poison();
+        custom_attention(dq.get(), dk.get(), dv.get(), dout.get(), B, S, E, H, causal);
+        Tensor out;
+        if (!read_output(r, dout, bse, out) || !device_input_unchanged(r, "q", q, dq) ||
+            !device_input_unchanged(r, "k", k, dk) || !device_input_unchanged(r, "v", v, dv))
+            return r;
+        const Tensor want = from_heads(attention_f64(to_heads(q, H), to_heads(k, H), to_heads(v, H), causal));
+        if (!check_output(r, fmt::format("call {} of 2", call), out, want, Tolerance{2e-5, 1e-4}, {"b", "s", "e"})) return r;
+    }
+    r.status = "passed";
     return r;
 }
 
@@ -98,6 +208,12 @@ std::vector<GradeCase> grade_cases() {
     }
     for (const char* g : {"attention_b4_s10", "attention_b4_s10_causal", "attention_b16_s100", "attention_b16_s100_causal"})
         cases.push_back({g, 1.0, [g] { return attention_case(g); }, "attention"});
+    for (int draw = 0; draw < 2; ++draw) {
+        cases.push_back({fmt::format("fresh softmax #{}", draw + 1), 1.0, [draw] { return fresh_softmax(draw); }, "softmax"});
+        cases.push_back({fmt::format("fresh gemm #{}", draw + 1), 1.0, [draw] { return fresh_gemm(draw); }, "gemm"});
+        cases.push_back({fmt::format("fresh attention #{}", draw + 1), 1.0, [draw] { return fresh_attention(draw); },
+                         "attention"});
+    }
     return cases;
 }
 

@@ -7,7 +7,9 @@
 
 #include "common/alloc_tracker.h"
 #include "common/check.h"
+#include "common/cpu_ops.h"
 #include "common/golden.h"
+#include "common/seed.h"
 #include "task3/task3.h"
 
 namespace task3 {
@@ -48,6 +50,33 @@ CaseResult flash_case(const std::string& golden, int Br, int Bc) {
     return r;
 }
 
+// Fresh inputs and tiles from GRADER_SEED, checked against attention in double precision; two
+// calls on the same buffers with different values.
+CaseResult fresh_case(int draw) {
+    auto g = rng_for("task3.fresh." + std::to_string(draw));
+    const int B = uniform_int(g, 1, 2), H = uniform_int(g, 1, 3), S = uniform_int(g, 1, 300),
+              D = pick(g, std::vector<int>{16, 32, 64}), Br = uniform_int(g, 1, 80), Bc = uniform_int(g, 1, 80);
+    const bool causal = draw % 2 == 1;
+    const Shape bhsd = {B, H, S, D};
+    CaseResult r;
+    r.shape = fmt::format("B={} H={} S={} D={} Br={} Bc={}{} (seed {})", B, H, S, D, Br, Bc, causal ? " causal" : "",
+                          grader_seed());
+    Tensor q(bhsd), k(bhsd), v(bhsd), out(bhsd);
+    for (int call = 1; call <= 2; ++call) {
+        refill(g, q), refill(g, k), refill(g, v);
+        const Tensor q0 = q, k0 = k, v0 = v;
+        poison(out);
+        flash_attention_cpu(q.ptr(), k.ptr(), v.ptr(), out.ptr(), B, H, S, D, Br, Bc, causal);
+        if (!inputs_unchanged(r, "Q", q0, q) || !inputs_unchanged(r, "K", k0, k) || !inputs_unchanged(r, "V", v0, v))
+            return r;
+        if (!check_output(r, fmt::format("call {} of 2", call), out, attention_f64(q, k, v, causal), Tolerance{2e-5, 1e-4},
+                          {"b", "h", "s", "d"}))
+            return r;
+    }
+    r.status = "passed";
+    return r;
+}
+
 }  // namespace
 
 std::vector<GradeCase> grade_cases() {
@@ -66,6 +95,8 @@ std::vector<GradeCase> grade_cases() {
     for (const Spec& s : specs)
         cases.push_back({fmt::format("{} Br={} Bc={}", s.golden, s.Br, s.Bc), 1.0,
                          [s] { return flash_case(s.golden, s.Br, s.Bc); }, "flash"});
+    for (int draw = 0; draw < 4; ++draw)
+        cases.push_back({fmt::format("fresh inputs #{}", draw + 1), 1.0, [draw] { return fresh_case(draw); }, "fresh"});
     return cases;
 }
 

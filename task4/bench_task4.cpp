@@ -3,17 +3,24 @@
 // shapes (B=4 and B=64 at S=128 and S=4096, 32 heads of 128, causal and not), plus the shapes of
 // the torch anchors. The attention core alone is timed (projections excluded).
 //   make bench-task4 IMPL=reference [ARGS="--quick"]
+//   bench_task4 --grade    the course shapes only, every timed call checked against the cuBLAS
+//                          oracle on inputs that change between calls; one JSON document on stdout
+//                          (the grader reads it), the table on stderr
 // Where B·H·S² floats of scores do not fit, the unfused pipelines run over slices of B·H heads
 // and their summed time is reported (so marked); the fused kernel always runs whole.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "common/cuda/attention_oracle.h"
 #include "common/cuda/bench.h"
 #include "common/cuda/cublas_gemm.h"
+#include "common/cuda/gpu_compare.h"
+#include "common/seed.h"
 #include "task2/task2.h"
 #include "task4/task4.h"
 
@@ -22,62 +29,107 @@ using namespace attn;
 namespace {
 
 constexpr size_t kScoresBudget = size_t(4) << 30;  // bytes of S×S scores an unfused slice may use
+FILE* out = stdout;                                 // the table: stderr in --grade mode
 
 struct Shape4 {
     int B, H, S, D;
     bool causal;
+    std::string name() const { return fmt::format("B={} H={} S={} D={}{}", B, H, S, D, causal ? " causal" : ""); }
+    double flops() const { return 4.0 * B * H * double(S) * S * D * (causal ? 0.5 : 1.0); }
 };
 
-double flops_of(const Shape4& s) { return 4.0 * s.B * s.H * double(s.S) * s.S * s.D * (s.causal ? 0.5 : 1.0); }
-
-void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s, bool course) {
-    const int BH = s.B * s.H;
-    const size_t head = size_t(s.S) * s.D, n = BH * head;
-    const int slice = int(std::max<size_t>(1, std::min<size_t>(BH, kScoresBudget / (size_t(s.S) * s.S * 4))));
-    DeviceBuffer<float> q(n), k(n), v(n), o(n), o_ref(n), scores(size_t(slice) * s.S * s.S);
-    fill_normal(q.get(), n, 1), fill_normal(k.get(), n, 2), fill_normal(v.get(), n, 3);
-    const bool big = flops_of(s) > 2e12;
-    const BenchOptions opt = big ? BenchOptions{1, 5, true} : BenchOptions{3, 20, true};
-
-    const Timing flash =
-        b.time([&] { task4::flash_attention_forward(q.get(), k.get(), v.get(), o.get(), s.B, s.H, s.S, s.S, s.D, s.causal); }, opt);
-    auto over_slices = [&](auto&& fn) {
-        for (int h0 = 0; h0 < BH; h0 += slice) fn(h0 * head, std::min(slice, BH - h0));
-    };
-    const Timing unfused = b.time([&] {
+struct Problem {
+    Shape4 s;
+    int BH, slice;
+    size_t head, n;
+    DeviceBuffer<float> q, k, v, o, o_ref, scores;
+    explicit Problem(const Shape4& shape)
+        : s(shape), BH(shape.B * shape.H),
+          slice(int(std::max<size_t>(1, std::min<size_t>(size_t(BH), kScoresBudget / (size_t(s.S) * s.S * 4))))),
+          head(size_t(s.S) * s.D), n(size_t(BH) * head), q(n), k(n), v(n), o(n), o_ref(n),
+          scores(size_t(slice) * s.S * s.S) {}
+    void fill(uint64_t seed) { fill_normal(q.get(), n, seed), fill_normal(k.get(), n, seed + 1), fill_normal(v.get(), n, seed + 2); }
+    template <class F>
+    void over_slices(F&& fn) {
+        for (int h0 = 0; h0 < BH; h0 += slice) fn(size_t(h0) * head, std::min(slice, BH - h0));
+    }
+    void flash() { task4::flash_attention_forward(q.get(), k.get(), v.get(), o.get(), s.B, s.H, s.S, s.S, s.D, s.causal); }
+    void task2_pipeline() {
         over_slices([&](size_t off, int nh) {
             task2::attention_heads(q.get() + off, k.get() + off, v.get() + off, o_ref.get() + off, nh, s.S, s.D, s.causal,
                                    scores.get());
         });
-    }, opt);
-    const Timing cublas = b.time([&] {
+    }
+    void cublas_pipeline(CublasGemm& gemm, float* dst) {
         over_slices([&](size_t off, int nh) {
-            attention_oracle(gemm, q.get() + off, k.get() + off, v.get() + off, o_ref.get() + off, nh, s.S, s.S, s.D,
-                             s.causal, scores.get());
+            attention_oracle(gemm, q.get() + off, k.get() + off, v.get() + off, dst + off, nh, s.S, s.S, s.D, s.causal,
+                             scores.get());
         });
-    }, opt);
-    CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    double io_bytes() const { return 4.0 * double(n) * 4; }
+    std::string sliced() const { return slice < BH ? fmt::format(" (sum of {} slices)", (BH + slice - 1) / slice) : ""; }
+};
 
-    // the fused output of the timed runs against the cuBLAS pipeline's, on the first slice
-    const size_t check = std::min<size_t>(n, size_t(slice) * head);
-    std::vector<float> got(check), want(check);
-    CUDA_CHECK(cudaMemcpy(got.data(), o.get(), check * 4, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(want.data(), o_ref.get(), check * 4, cudaMemcpyDeviceToHost));
-    double gap = 0;
-    for (size_t i = 0; i < check; ++i) gap = std::max(gap, double(std::fabs(got[i] - want[i])));
+BenchOptions options_for(const Shape4& s) { return s.flops() > 2e12 ? BenchOptions{1, 5, true} : BenchOptions{3, 20, true}; }
 
-    const double fl = flops_of(s);
-    const double io = 4.0 * n * 4;  // q, k, v read and o written once
-    const double unfused_mem = io + double(BH) * s.S * s.S * 4, slice_mem = io + double(scores.bytes());
-    const std::string name = fmt::format("B={} H={} S={} D={}{}", s.B, s.H, s.S, s.D, s.causal ? " causal" : "");
-    const std::string sliced = slice < BH ? fmt::format(" (sum of {} slices)", (BH + slice - 1) / slice) : "";
-    fmt::print("\n{}{}   fused vs cuBLAS pipeline: max |diff| {:.1e}\n", course ? "[course] " : "", name, gap);
-    fmt::print("  {}   memory {:.2f} GB\n", perf_line("fused (task 4)", flash, fl, 0, c), io / 1e9);
-    fmt::print("  {}   memory {:.2f} GB{}\n", perf_line("unfused task-2 pipeline" + sliced, unfused, fl, 0, c),
-               slice_mem / 1e9, slice < BH ? fmt::format(" (whole: {:.1f} GB)", unfused_mem / 1e9) : "");
-    fmt::print("  {}   memory {:.2f} GB\n", perf_line("unfused cuBLAS + softmax" + sliced, cublas, fl, 0, c), slice_mem / 1e9);
-    fmt::print("  speedup of the fused kernel: {:.2f}x over the task-2 pipeline, {:.2f}x over cuBLAS + softmax\n",
+void print_rows(const Problem& p, const Ceilings& c, const Timing& flash, const Timing& unfused, const Timing& cublas) {
+    const double fl = p.s.flops(), whole = p.io_bytes() + double(p.BH) * p.s.S * p.s.S * 4;
+    const double slice_mem = p.io_bytes() + double(p.scores.bytes());
+    fmt::print(out, "  {}   memory {:.2f} GB\n", perf_line("fused (task 4)", flash, fl, 0, c), p.io_bytes() / 1e9);
+    fmt::print(out, "  {}   memory {:.2f} GB{}\n", perf_line("unfused task-2 pipeline" + p.sliced(), unfused, fl, 0, c),
+               slice_mem / 1e9, p.slice < p.BH ? fmt::format(" (whole: {:.1f} GB)", whole / 1e9) : "");
+    fmt::print(out, "  {}   memory {:.2f} GB\n", perf_line("unfused cuBLAS + softmax" + p.sliced(), cublas, fl, 0, c),
+               slice_mem / 1e9);
+    fmt::print(out, "  speedup of the fused kernel: {:.2f}x over the task-2 pipeline, {:.2f}x over cuBLAS + softmax\n",
                unfused.median_ms / flash.median_ms, cublas.median_ms / flash.median_ms);
+}
+
+void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s, bool course) {
+    Problem p(s);
+    p.fill(1);
+    const BenchOptions opt = options_for(s);
+    const Timing flash = b.time([&] { p.flash(); }, opt);
+    const Timing unfused = b.time([&] { p.task2_pipeline(); }, opt);
+    const Timing cublas = b.time([&] { p.cublas_pipeline(gemm, p.o_ref.get()); }, opt);
+    const GpuDiff diff = gpu_compare(p.o.get(), p.o_ref.get(), p.n, 2e-5, 1e-4);
+    fmt::print(out, "\n{}{}   fused vs cuBLAS pipeline: max |diff| {:.1e}{}\n", course ? "[course] " : "", s.name(),
+               diff.max_abs, diff.ok() ? "" : "  MISMATCH");
+    print_rows(p, c, flash, unfused, cublas);
+}
+
+// --grade: two input sets drawn from GRADER_SEED, their oracle outputs computed first; timed calls
+// alternate between the sets (a cached result fails) and every one is checked.
+nlohmann::json grade_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s) {
+    Problem p(s);
+    DeviceBuffer<float> want[2] = {DeviceBuffer<float>(p.n), DeviceBuffer<float>(p.n)};
+    const uint64_t seed = grader_seed() * 16;
+    for (int set = 0; set < 2; ++set) {
+        p.fill(seed + 4 * set);
+        p.cublas_pipeline(gemm, want[set].get());
+    }
+    int call = 0, failed = 0;
+    double max_err = 0;
+    std::string reason;
+    const Timing flash = b.time([&] { p.flash(); }, options_for(s),
+                                [&] { p.fill(seed + 4 * (call % 2)), p.o.poison(); },
+                                [&] {
+                                    const GpuDiff d = gpu_compare(p.o.get(), want[call % 2].get(), p.n, 2e-5, 1e-4);
+                                    max_err = std::max(max_err, d.max_abs);
+                                    if (!d.ok() && failed++ == 0)
+                                        reason = fmt::format("call {}: {} elements outside tolerance, {} NaN/Inf", call + 1,
+                                                             d.outside, d.nonfinite);
+                                    ++call;
+                                });
+    p.fill(seed);
+    const Timing unfused = b.time([&] { p.task2_pipeline(); }, {1, 3, true});
+    const Timing cublas = b.time([&] { p.cublas_pipeline(gemm, p.o_ref.get()); }, {1, 3, true});
+    fmt::print(out, "\n[course] {}   {} timed calls checked, {} failed\n", s.name(), call, failed);
+    print_rows(p, c, flash, unfused, cublas);
+    return {{"name", s.name()},         {"flops", s.flops()},        {"bytes", p.io_bytes()},
+            {"ms", flash.median_ms},    {"min_ms", flash.min_ms},    {"reps", flash.reps},
+            {"checked_calls", call},    {"failed_calls", failed},    {"max_err", max_err},
+            {"reason", reason},         {"memory_bytes", p.io_bytes()},
+            {"baselines", {{"task-2 pipeline", unfused.median_ms}, {"cuBLAS + softmax", cublas.median_ms}}}};
 }
 
 }  // namespace
@@ -88,20 +140,30 @@ int main(int argc, char** argv) {
         fmt::print("skipped: no CUDA device ({})\n", why);
         return 77;
     }
-    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    const std::string mode = argc > 1 ? argv[1] : "";
+    const bool grade = mode == "--grade", quick = mode == "--quick";
+    if (grade) out = stderr;
     try {
         const DeviceInfo d = device_info();
         Bencher b;
         const Ceilings c = measure_ceilings(b);
-        fmt::print("GPU: {} ({} SMs)   ceilings measured now: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s\n", d.name,
+        fmt::print(out, "GPU: {} ({} SMs)   ceilings measured now: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s\n", d.name,
                    d.sms, c.copy_gbps, c.sgemm_tflops);
-        fmt::print("FLOPs = 4·B·H·S²·D (halved when causal); timing: events, device synchronised, L2 flushed, median\n");
+        fmt::print(out, "FLOPs = 4·B·H·S²·D (halved when causal); timing: events, device synchronised, L2 flushed, median\n");
         CublasGemm gemm;
-        for (bool causal : {false, true}) {
-            run_shape(b, c, gemm, {4, 32, 128, 128, causal}, true);
-            if (!quick) run_shape(b, c, gemm, {64, 32, 4096, 128, causal}, true);
+        const std::vector<Shape4> course = {{4, 32, 128, 128, false}, {4, 32, 128, 128, true},
+                                            {64, 32, 4096, 128, false}, {64, 32, 4096, 128, true}};
+        if (grade) {
+            nlohmann::json m = nlohmann::json::array();
+            for (const Shape4& s : course) m.push_back(grade_shape(b, c, gemm, s));
+            const nlohmann::json doc = {{"gpu", d.name}, {"copy_gbps", c.copy_gbps}, {"sgemm_tflops", c.sgemm_tflops},
+                                        {"seed", grader_seed()}, {"measurements", m}};
+            fmt::print("{}\n", doc.dump());
+            return 0;
         }
-        fmt::print("\n# the shapes of shared/bench/anchors_torch.py (torch SDPA fp32), for a side-by-side reading\n");
+        for (const Shape4& s : course)
+            if (!quick || s.S == 128) run_shape(b, c, gemm, s, true);
+        fmt::print(out, "\n# the shapes of shared/bench/anchors_torch.py (torch SDPA fp32), for a side-by-side reading\n");
         run_shape(b, c, gemm, {4, 16, 4096, 128, false}, false);
         for (int S : {1024, 4096})
             for (bool causal : {false, true}) run_shape(b, c, gemm, {1, 8, S, 64, causal}, false);

@@ -13,7 +13,9 @@
 #include "common/cuda/attention_oracle.h"
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/gpu_case.h"
+#include "common/cpu_ops.h"
 #include "common/golden.h"
+#include "common/seed.h"
 #include "task4/task4.h"
 
 namespace task4 {
@@ -36,12 +38,13 @@ CaseResult golden_case(const std::string& golden) {
     auto dout = poisoned_output(qs);
     r.ms = wall_ms([&] {
         flash_attention_forward(dq.get(), dk.get(), dv.get(), dout.get(), B, H, Sq, Sk, D, causal);
-        sync_device();
+        sync_default_stream();
     });
-    if (!device_input_unchanged(r, "q", q, dq) || !device_input_unchanged(r, "k", k, dk) ||
+    Tensor out;
+    if (!read_output(r, dout, qs, out) || !device_input_unchanged(r, "q", q, dq) || !device_input_unchanged(r, "k", k, dk) ||
         !device_input_unchanged(r, "v", v, dv))
         return r;
-    if (check_output(r, "O", to_host(dout, qs), f.load_f32("out", qs), golden_tolerance(f), kDims)) r.status = "passed";
+    if (check_output(r, "O", out, f.load_f32("out", qs), golden_tolerance(f), kDims)) r.status = "passed";
     return r;
 }
 
@@ -56,19 +59,48 @@ CaseResult course_large_case(bool causal) {
     o.poison();
     r.ms = wall_ms([&] {
         flash_attention_forward(q.get(), k.get(), v.get(), o.get(), B, H, S, S, D, causal);
-        sync_device();
+        sync_default_stream();
     });
+    CUDA_CHECK(cudaDeviceSynchronize());
     CublasGemm gemm;
     DeviceBuffer<float> want(head), scores(size_t(S) * S);
     const Tolerance tol{2e-5, 1e-4};
     for (int bh : {0, 1, 255, 777, 1024, 1500, 2046, 2047}) {
         attention_oracle(gemm, q.get() + bh * head, k.get() + bh * head, v.get() + bh * head, want.get(), 1, S, S, D,
                          causal, scores.get());
-        sync_device();
         Tensor got({1, 1, S, D}), expected({1, 1, S, D});
         CUDA_CHECK(cudaMemcpy(got.ptr(), o.get() + bh * head, head * sizeof(float), cudaMemcpyDeviceToHost));
         expected.data = want.download();
         if (!check_output(r, fmt::format("O of head bh={}", bh), got, expected, tol, kDims)) return r;
+    }
+    r.status = "passed";
+    return r;
+}
+
+// Fresh shapes and inputs from GRADER_SEED against attention in double precision; two calls on the
+// same buffers with different values.
+CaseResult fresh_case(int draw) {
+    auto g = rng_for("task4.fresh." + std::to_string(draw));
+    const int B = uniform_int(g, 1, 2), H = uniform_int(g, 1, 4), Sq = uniform_int(g, 1, 600),
+              Sk = draw % 3 == 2 ? uniform_int(g, 1, 600) : Sq, D = pick(g, std::vector<int>{32, 64, 96, 128});
+    const bool causal = draw % 2 == 1;
+    const Shape qs = {B, H, Sq, D}, ks = {B, H, Sk, D};
+    CaseResult r;
+    r.shape = fmt::format("B={} H={} Sq={} Sk={} D={}{} (seed {})", B, H, Sq, Sk, D, causal ? " causal" : "", grader_seed());
+    Tensor q(qs), k(ks), v(ks);
+    DeviceBuffer<float> dq(size_t(q.size())), dk(size_t(k.size())), dv(size_t(v.size())), dout(size_t(q.size()));
+    for (int call = 1; call <= 2; ++call) {
+        refill(g, q), refill(g, k), refill(g, v);
+        upload(dq, q), upload(dk, k), upload(dv, v);
+        dout.poison();
+        flash_attention_forward(dq.get(), dk.get(), dv.get(), dout.get(), B, H, Sq, Sk, D, causal);
+        Tensor out;
+        if (!read_output(r, dout, qs, out) || !device_input_unchanged(r, "q", q, dq) ||
+            !device_input_unchanged(r, "k", k, dk) || !device_input_unchanged(r, "v", v, dv))
+            return r;
+        if (!check_output(r, fmt::format("call {} of 2", call), out, attention_f64(q, k, v, causal), Tolerance{2e-5, 1e-4},
+                          kDims))
+            return r;
     }
     r.status = "passed";
     return r;
@@ -80,7 +112,7 @@ CaseResult rejects_head_dim(int D) {
     DeviceBuffer<float> buf(size_t(16) * D);
     try {
         flash_attention_forward(buf.get(), buf.get(), buf.get(), buf.get(), 1, 1, 16, 16, D, false);
-        sync_device();
+        sync_default_stream();
     } catch (const std::invalid_argument& e) {
         if (std::string(e.what()).find(std::to_string(D)) != std::string::npos) {
             r.status = "passed";
@@ -103,6 +135,8 @@ std::vector<GradeCase> grade_cases() {
     for (bool causal : {false, true})
         cases.push_back({causal ? "course_b64_s4096_causal" : "course_b64_s4096", 1.0,
                          [causal] { return course_large_case(causal); }, "course_large"});
+    for (int draw = 0; draw < 4; ++draw)
+        cases.push_back({fmt::format("fresh inputs #{}", draw + 1), 1.0, [draw] { return fresh_case(draw); }, "fresh"});
     cases.push_back({"rejects head_dim 160", 0.5, [] { return rejects_head_dim(160); }, "errors"});
     cases.push_back({"rejects head_dim 48", 0.5, [] { return rejects_head_dim(48); }, "errors"});
     return cases;

@@ -19,17 +19,26 @@ def run(cmd, **kw):
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
 
 
+def patch_target(control):
+    """The file a control's patch changes (its '--- a/<path>' line)."""
+    with open(os.path.join(ROOT, control["patch"])) as f:
+        return next(line.split()[1][2:] for line in f if line.startswith("--- a/"))
+
+
+def object_of(src):
+    """Where the Makefile puts the reference build's object of `src`."""
+    return "build/reference/" + os.path.splitext(src)[0] + ".o"
+
+
 def check(control, prebuilt=False):
     name, task = control["name"], control["task"]
     build = f"build/controls/{name}"
-    reference = control["patch"].split("/controls/")[0] + "/reference/"
-    # the patch names the reference file it applies to (its '--- a/<path>' line)
-    with open(os.path.join(ROOT, control["patch"])) as f:
-        target = next(line.split()[1][2:] for line in f if line.startswith("--- a/"))
-    assert target.startswith(reference), f"{control['patch']} does not patch {reference}"
+    target = patch_target(control)
+    if "/reference/" not in target:
+        return check_tree(control, build, target)
     src = f"{build}/src/{os.path.basename(target)}"
     if prebuilt and os.path.exists(os.path.join(ROOT, build, "grader")):
-        return grade(control, build)
+        return grade(control, build, [f"--objects", f"{task}={object_of(src)}"])
     os.makedirs(os.path.join(ROOT, build, "src"), exist_ok=True)
     p = run(["patch", "--quiet", "-o", src, target, control["patch"]])
     if p.returncode != 0:
@@ -39,24 +48,45 @@ def check(control, prebuilt=False):
              f"GRADER_BIN={build}/grader", f"{build}/grader"])
     if p.returncode != 0:
         return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
-    return grade(control, build)
+    return grade(control, build, ["--objects", f"{task}={object_of(src)}"])
 
 
-def grade(control, build):
+def check_tree(control, build, target):
+    """A control that edits the harness: the reference grader grades a copy of the tree with the
+    patch applied (--root), and must report the edit."""
+    tree = os.path.join(ROOT, build, "tree")
+    subprocess.run(["rm", "-rf", tree], check=True)
+    os.makedirs(tree)
+    with open(os.path.join(ROOT, "grader/protected.sha256")) as f:
+        files = [line.split(None, 1)[1].strip() for line in f if line.strip()]
+    subprocess.run(["cp", "--parents"] + files + [tree], cwd=ROOT, check=True)
+    p = subprocess.run(["patch", "--quiet", "-p1", "-i", os.path.join(ROOT, control["patch"])], cwd=tree,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return False, f"patch does not apply to {target}: {p.stdout.strip()} {p.stderr.strip()}"
+    grader = "build/reference/bin/grader"
+    if not os.path.exists(os.path.join(ROOT, grader)):
+        run(["make", "--no-print-directory", "-j2", "IMPL=reference", grader])
+    return grade(control, build, ["--root", tree], grader)
+
+
+def grade(control, build, extra, grader=None):
     name, task = control["name"], control["task"]
-    cmd = [f"{build}/grader", "--task", str(task), "--out", build, "--impl", name]
+    cmd = [grader or f"{build}/grader", "--task", str(task), "--out", build, "--impl", name] + extra
     if "timeout_s" in control:
         cmd += ["--timeout", str(control["timeout_s"])]
     p = run(cmd, timeout=1800)
     if p.returncode != 0:
         return False, f"grader exited {p.returncode}: {p.stderr[-1000:]}"
     with open(os.path.join(ROOT, build, "results.json")) as f:
-        tests = json.load(f)["tests"]
-    if tests and tests[0]["extra_data"]["state"] == "not run":
+        results = json.load(f)
+    tests = results["tests"]
+    if tests and tests[0]["extra_data"]["state"] == "not run" and not tests[0]["extra_data"].get("flags"):
         return None, tests[0]["output"]
-    lost = [t for t in tests if t["score"] < t["max_score"]]
-    reasons = [t["extra_data"].get("reason", "") for t in lost]
-    if not lost:
+    lost = [t for t in tests if t["score"] < t["max_score"] or t["extra_data"].get("flags")
+            or t["extra_data"]["state"] == "harness edited"]
+    reasons = [t["extra_data"].get("reason", "") + " " + " ".join(t["extra_data"].get("flags", [])) for t in lost]
+    if not lost or results["score"] >= sum(t["max_score"] for t in tests) > 0:
         return False, "was NOT caught: full marks"
     if not any(control["expect"] in r for r in reasons):
         return False, f"lost points, but no case says '{control['expect']}': {reasons[:3]}"
@@ -75,6 +105,8 @@ def main():
     for c in controls:
         if args.only and c["name"] not in args.only:
             continue
+        if args.prebuilt and c.get("static"):
+            continue  # a symbol check needs the objects, which stay where they were built
         ok, why = check(c, args.prebuilt)
         passed, failed, skipped = passed + (ok is True), failed + (ok is False), skipped + (ok is None)
         label = {True: "caught", False: "MISSED", None: "skipped"}[ok]

@@ -29,7 +29,8 @@ for t in $GPU_TASKS; do
   note "task$t skeleton tests: exit $rc (want 1..127), $passed cases passed (want 0), $(grep -c 'not implemented' "$OUT/task${t}_skeleton.log") say 'not implemented'"
 done
 
-./build/carry/reference/grader $(for t in $GPU_TASKS; do echo --task $t; done) --out "$OUT/grade" > "$OUT/grade.log" 2>&1
+./build/carry/reference/grader $(for t in $GPU_TASKS; do echo --task $t; done) --out "$OUT/grade" \
+  --bin-dir build/carry/reference --reference-bin-dir build/carry/reference > "$OUT/grade.log" 2>&1
 note "grader (reference): $(tail -n 1 "$OUT/grade.log")"
 python3 tools/check_grade.py "$OUT/grade/results.json" --full $GPU_TASKS > "$OUT/check_grade.log" 2>&1
 note "full marks check: $(tail -n 1 "$OUT/check_grade.log")"

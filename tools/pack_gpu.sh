@@ -17,7 +17,7 @@ strip -o build/carry/reference/grader build/reference/bin/grader
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4
 gpu_controls=$(/usr/bin/python3 -c "
 import json; t='$GPU_TASKS'.split()
-print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['controls'] if str(c['task']) in t))")
+print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['controls'] if str(c['task']) in t and not c.get('static')))")
 /usr/bin/python3 tools/check_controls.py $(printf -- '--only %s ' $gpu_controls) >/dev/null || true
 for c in $gpu_controls; do mkdir -p build/carry/controls/$c && strip -o build/carry/controls/$c/grader build/controls/$c/grader; done
 tar -C build -cJf carry/gpu.tar.xz carry && du -sh carry

@@ -42,6 +42,7 @@ mkdir -p "$LOG"
 step "deps" bash tools/install_deps.sh || exit 1
 step "goldens" $MAKE goldens-if-stale
 step "check-skeleton (unifdef drift)" $MAKE check-skeleton
+step "check-protected (harness sums current)" $MAKE check-protected
 step "build reference" $MAKE -j2 IMPL=reference all
 step "build skeleton" $MAKE -j2 IMPL=skeleton all
 step "harness unit tests" ./build/reference/bin/unit_tests
@@ -56,9 +57,9 @@ done
 # Without a GPU the GPU tasks must be graded "not run", never passed; with one, like the CPU tasks.
 if ./build/reference/bin/task2 --list-tests >/dev/null 2>&1; then GRADED="$CPU_TASKS $GPU_TASKS" NOT_RUN=""
 else GRADED="$CPU_TASKS" NOT_RUN="--not-run $GPU_TASKS"; fi
-step "grade reference: full marks" bash -c "./build/reference/bin/grader --out build/grade-reference && \
+step "grade reference: full marks" bash -c "$MAKE grade IMPL=reference OUT=build/grade-reference && \
   $PY tools/check_grade.py build/grade-reference/results.json --full $GRADED $NOT_RUN --not-available 5 6 7"
-step "grade skeleton: 0, each TODO named" bash -c "./build/skeleton/bin/grader --out build/grade-skeleton && \
+step "grade skeleton: 0, each TODO named" bash -c "$MAKE grade IMPL=skeleton OUT=build/grade-skeleton && \
   $PY tools/check_grade.py build/grade-skeleton/results.json --zero $GRADED $NOT_RUN --reason 'not implemented'"
 step "negative controls" $PY tools/check_controls.py
 

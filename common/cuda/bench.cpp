@@ -20,10 +20,12 @@ Bencher::~Bencher() {
     cudaEventDestroy(stop_);
 }
 
-Timing Bencher::time(const std::function<void()>& fn, BenchOptions opt, const std::function<void()>& prepare) {
+Timing Bencher::time(const std::function<void()>& fn, BenchOptions opt, const std::function<void()>& prepare,
+                     const std::function<void()>& check) {
     for (int i = 0; i < opt.warmup; ++i) {
         if (prepare) prepare();
         fn();
+        if (check) check();
     }
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<double> ms;
@@ -39,6 +41,7 @@ Timing Bencher::time(const std::function<void()>& fn, BenchOptions opt, const st
         float t = 0;
         CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
         ms.push_back(t);
+        if (check) check();
     }
     std::sort(ms.begin(), ms.end());
     const size_t n = ms.size();

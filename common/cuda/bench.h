@@ -29,7 +29,10 @@ class Bencher {
 public:
     Bencher();
     ~Bencher();
-    Timing time(const std::function<void()>& fn, BenchOptions opt = {}, const std::function<void()>& prepare = {});
+    // prepare: before each call, untimed (fresh inputs). check: after each call, untimed (every
+    // timed call's output verified, not only the last).
+    Timing time(const std::function<void()>& fn, BenchOptions opt = {}, const std::function<void()>& prepare = {},
+                const std::function<void()>& check = {});
 
 private:
     DeviceBuffer<char> flush_;

@@ -1,0 +1,90 @@
+// perf.cpp — see perf.h.
+#include "grader/perf.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "grader/isolate.h"
+
+namespace grader {
+namespace {
+
+// The benchmark's JSON document: the last line of its stdout that parses.
+nlohmann::json run_bench(const std::string& path, double timeout_s, const std::string& log, std::string& failure) {
+    const ProgramRun run = run_program({path, "--grade"}, timeout_s, log);
+    if (!run.failure.empty()) {
+        failure = fmt::format("{} {}", path, run.failure);
+        return {};
+    }
+    const size_t start = run.out.rfind('{', run.out.rfind("\"measurements\""));
+    try {
+        return nlohmann::json::parse(run.out.substr(start == std::string::npos ? 0 : start));
+    } catch (const nlohmann::json::exception&) {
+        failure = fmt::format("{} printed no readable result", path);
+        return {};
+    }
+}
+
+}  // namespace
+
+double curve(double ratio, const PerfSpec& spec) {
+    if (ratio <= spec.full_at) return 1.0;
+    if (ratio >= spec.zero_at) return 0.0;
+    return (spec.zero_at - ratio) / (spec.zero_at - spec.full_at);
+}
+
+PerfResult run_performance(const PerfSpec& spec, const std::string& bin_dir, const std::string& ref_bin_dir,
+                           double timeout_s, const std::string& log_path) {
+    PerfResult res;
+    std::string failure;
+    const nlohmann::json mine = run_bench(bin_dir + "/" + spec.bench, timeout_s, log_path, failure);
+    if (!failure.empty()) {
+        res.note = "the submission's benchmark failed: " + failure;
+        return res;
+    }
+    const nlohmann::json ref = run_bench(ref_bin_dir + "/" + spec.bench, timeout_s, log_path, failure);
+    if (!failure.empty()) {
+        res.note = "the reference benchmark failed: " + failure;
+        return res;
+    }
+    res.gpu = mine.value("gpu", "");
+    const double sgemm = mine.value("sgemm_tflops", 0.0), copy = mine.value("copy_gbps", 0.0);
+    double total = 0;
+    for (const auto& m : mine.at("measurements")) {
+        PerfRow row;
+        row.name = m.at("name");
+        row.ms = m.at("ms");
+        row.checked_calls = m.value("checked_calls", 0);
+        row.failed_calls = m.value("failed_calls", 0);
+        row.tflops = m.value("flops", 0.0) / (row.ms * 1e9);
+        if (m.contains("baselines")) row.baseline_ms = m.at("baselines").get<std::map<std::string, double>>();
+        for (const auto& r : ref.at("measurements"))
+            if (r.at("name") == row.name) row.ref_ms = r.at("ms");
+        const double floor_ms = std::max(m.value("flops", 0.0) / (spec.peak_over_sgemm * sgemm * 1e9),
+                                         m.value("bytes", 0.0) / (spec.peak_over_copy * copy * 1e6));
+        if (row.failed_calls > 0) {
+            row.flag = fmt::format("{} of {} timed calls gave a wrong output: {}", row.failed_calls, row.checked_calls,
+                                   m.value("reason", ""));
+        } else if (row.checked_calls == 0) {
+            row.flag = "no timed call was checked";
+        } else if (row.ms < floor_ms) {
+            row.flag = fmt::format("implausible: {:.3f} ms is under the roofline floor of {:.3f} ms for its FLOPs and "
+                                   "bytes; flagged for review, not credited",
+                                   row.ms, floor_ms);
+        } else if (row.ref_ms <= 0) {
+            row.flag = "the reference did not measure this shape";
+        } else {
+            row.credit = curve(row.ms / row.ref_ms, spec);
+        }
+        total += row.credit;
+        res.rows.push_back(row);
+    }
+    res.credit = res.rows.empty() ? 0 : total / double(res.rows.size());
+    if (res.rows.empty()) res.note = "the benchmark measured nothing";
+    return res;
+}
+
+}  // namespace grader

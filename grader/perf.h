@@ -1,0 +1,40 @@
+// perf.h — performance credit: a task's benchmark group, run for the submission and for the
+// reference on the same GPU in the same grading run, turned into credit by the rubric's curve.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace grader {
+
+struct PerfSpec {
+    double share = 0;          // of the task's points; 0 = no performance credit
+    std::string bench;         // benchmark program, run as `<bin dir>/<bench> --grade`
+    double full_at = 1.2;      // full credit at ≤ this × the reference's time
+    double zero_at = 10.0;     // no credit at ≥ this ×, linear in between
+    double peak_over_sgemm = 1.4;  // plausibility: the FLOP floor uses this × the measured SGEMM rate
+    double peak_over_copy = 1.05;  // … and the byte floor this × the measured copy bandwidth
+};
+
+struct PerfRow {
+    std::string name;
+    double ms = 0, ref_ms = 0, tflops = 0, credit = 0;
+    int checked_calls = 0, failed_calls = 0;
+    std::map<std::string, double> baseline_ms;  // other pipelines timed in the same process
+    std::string flag;                           // why no credit (wrong output, implausibly fast, …)
+};
+
+struct PerfResult {
+    std::vector<PerfRow> rows;
+    std::string note;  // set when nothing could be measured, and why
+    std::string gpu;
+    double credit = 0;  // mean over rows, 0..1
+};
+
+// Linear credit in the ratio (submission time / reference time).
+double curve(double ratio, const PerfSpec& spec);
+
+PerfResult run_performance(const PerfSpec& spec, const std::string& bin_dir, const std::string& ref_bin_dir,
+                           double timeout_s, const std::string& log_path);
+
+}  // namespace grader
