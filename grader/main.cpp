@@ -38,7 +38,8 @@ using namespace grader;
 
 struct Options {
     std::set<int> only;
-    std::string rubric = "grader/rubric.json", out = ".", impl = ATTNLAB_IMPL, root = ATTNLAB_ROOT;
+    std::string rubric = "grader/rubric.json", out = ".", impl = ATTNLAB_IMPL;
+    std::string root = ATTNLAB_ROOT;  // the tree whose protected files are checked
     std::string bin_dir, ref_bin_dir = std::string(ATTNLAB_ROOT) + "/build/reference/bin";
     std::map<int, std::vector<std::string>> objects;  // the student's object files per task
     double timeout_s = 0;                              // overrides the rubric's case_timeout_s when > 0
@@ -96,6 +97,8 @@ Options parse(int argc, char** argv) {
         }
     }
     if (o.bin_dir.empty()) o.bin_dir = self_dir();
+    struct stat st {};
+    if (o.root == ATTNLAB_ROOT && stat((o.root + "/grader").c_str(), &st) != 0) o.root = ".";  // a binary that travelled
     return o;
 }
 
