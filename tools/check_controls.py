@@ -38,7 +38,7 @@ def check(control, prebuilt=False):
         return check_tree(control, build, target)
     src = f"{build}/src/{os.path.basename(target)}"
     if prebuilt and os.path.exists(os.path.join(ROOT, build, "grader")):
-        return grade(control, build, [f"--objects", f"{task}={object_of(src)}"])
+        return grade(control, build, [])  # the objects stayed where they were built: no symbol check here
     os.makedirs(os.path.join(ROOT, build, "src"), exist_ok=True)
     p = run(["patch", "--quiet", "-o", src, target, control["patch"]])
     if p.returncode != 0:
