@@ -2,7 +2,7 @@
 #
 #   make taskN [IMPL=skeleton|reference] [SUITE=…]   build and run Task N's tests (default: your skeleton)
 #   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
-#   make bench-task2 | bench-task4 | tune-task4 IMPL=reference   benchmarks and tile tuning (GPU)
+#   make bench-task2 | bench-task4 | bench-task5 | tune-task4 IMPL=reference   benchmarks, tuning (GPU)
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
@@ -24,7 +24,7 @@ NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -I. -Xcompiler -Wall,-Wextra -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lpthread
 
 CPU_TASKS := 1 3
-GPU_TASKS := 2 4
+GPU_TASKS := 2 4 5
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
 # Each task's implementation: taskN/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp task$(t)/$$(IMPL)/*.cu)))
@@ -50,7 +50,7 @@ HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: help all deps goldens goldens-if-stale test grade skeleton check-skeleton clean unit protect check-protected \
-        $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 tune-task4
+        $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 tune-task4
 .DEFAULT_GOAL := help
 
 help:
@@ -141,6 +141,14 @@ build/reference/bin/%: FORCE
 endif
 FORCE:
 
+$(BUILD)/bin/bench_task5: $(call obj_common,task5/bench_task5.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
+                          $(call obj_impl,$(TASK5_SRC)) build/reference/task4/reference/flash_attention.o
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+bench-task5: $(BUILD)/bin/bench_task5
+	./$(BUILD)/bin/bench_task5 $(ARGS)
+
 bench-task2: $(BUILD)/bin/bench_task2
 	./$(BUILD)/bin/bench_task2 $(ARGS)
 
@@ -162,11 +170,12 @@ $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
 # The reference's benchmarks are the yardstick of performance credit, whatever IMPL is graded.
 GRADE_OBJECTS = $(foreach t,$(TASKS),--objects $(t)=$(subst $(eval) ,$(comma),$(strip $(call obj_impl,$(TASK$(t)_SRC)))))
 comma := ,
-grade: $(GRADER_BIN) $(BUILD)/bin/bench_task4 build/reference/bin/bench_task4
+grade: $(GRADER_BIN) $(BUILD)/bin/bench_task4 build/reference/bin/bench_task4 $(BUILD)/bin/bench_task5 \
+       build/reference/bin/bench_task5
 	./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t))
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
-     $(BUILD)/bin/bench_task4 build/reference/bin/tune_task4
+     $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 build/reference/bin/tune_task4
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

@@ -12,16 +12,19 @@
 namespace grader {
 namespace {
 
-// The benchmark's JSON document: the last line of its stdout that parses.
+// The benchmark's JSON document: the last line of its stdout.
 nlohmann::json run_bench(const std::string& path, double timeout_s, const std::string& log, std::string& failure) {
     const ProgramRun run = run_program({path, "--grade"}, timeout_s, log);
     if (!run.failure.empty()) {
         failure = fmt::format("{} {}", path, run.failure);
         return {};
     }
-    const size_t start = run.out.rfind('{', run.out.rfind("\"measurements\""));
+    std::string last = run.out;  // the document is the last line
+    while (!last.empty() && last.back() == '\n') last.pop_back();
+    const size_t nl = last.rfind('\n');
+    if (nl != std::string::npos) last = last.substr(nl + 1);
     try {
-        return nlohmann::json::parse(run.out.substr(start == std::string::npos ? 0 : start));
+        return nlohmann::json::parse(last);
     } catch (const nlohmann::json::exception&) {
         failure = fmt::format("{} printed no readable result", path);
         return {};

@@ -5,6 +5,7 @@
 #include "task2/cases.h"
 #include "task3/cases.h"
 #include "task4/cases.h"
+#include "task5/cases.h"
 
 namespace grader {
 
@@ -14,6 +15,7 @@ const std::vector<TaskDef>& built_tasks() {
         {2, true, task2::grade_cases},
         {3, false, task3::grade_cases},
         {4, true, task4::grade_cases},
+        {5, true, task5::grade_cases},
     };
     return tasks;
 }

@@ -2,10 +2,10 @@
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
 # elsewhere (tools/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   bash tools/gpu_session.sh [bench] [anchors]
+#   [ONLY_TASKS="5"] bash tools/gpu_session.sh [bench] [tune] [anchors]
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
-# cleanly), the grader on the reference, the GPU negative controls. `bench` adds the benchmarks
-# and the tile tuner,
+# cleanly), the grader on the reference, the GPU negative controls. `bench` adds the benchmarks,
+# `tune` the tile tuner,
 # `anchors` torch's attention backends on the same GPU (shared/bench/anchors_torch.py, if present).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ OUT=${OUT:-build/gpu-out}
 mkdir -p "$OUT"
 mkdir -p build && [ -f carry/gpu.tar.xz ] && tar -C build -xJf carry/gpu.tar.xz  # → build/carry/
 export ATTNLAB_GOLDENS=$PWD/goldens PYTHONUNBUFFERED=1
-GPU_TASKS=$(ls build/carry/reference | sed -n 's/^task\([0-9]\)$/\1/p' | tr '\n' ' ')
+GPU_TASKS=${ONLY_TASKS:-$(ls build/carry/reference | sed -n 's/^task\([0-9]\)$/\1/p' | tr '\n' ' ')}
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
 
@@ -22,9 +22,9 @@ python3 tools/make_goldens.py $(for t in $GPU_TASKS; do echo --only task$t; done
   && note "goldens: ok" || note "goldens: FAILED (see goldens.log)"
 
 for t in $GPU_TASKS; do
-  ./build/carry/reference/task$t > "$OUT/task${t}_reference.log" 2>&1
+  timeout 300 ./build/carry/reference/task$t > "$OUT/task${t}_reference.log" 2>&1
   note "task$t reference tests: exit $? — $(tail -n 2 "$OUT/task${t}_reference.log" | head -n 1)"
-  ./build/carry/skeleton/task$t > "$OUT/task${t}_skeleton.log" 2>&1
+  timeout 300 ./build/carry/skeleton/task$t > "$OUT/task${t}_skeleton.log" 2>&1
   rc=$?; passed=$(grep -c '^\s*\[passed' "$OUT/task${t}_skeleton.log")
   note "task$t skeleton tests: exit $rc (want 1..127), $passed cases passed (want 0), $(grep -c 'not implemented' "$OUT/task${t}_skeleton.log") say 'not implemented'"
 done
@@ -36,12 +36,13 @@ python3 tools/check_grade.py "$OUT/grade/results.json" --full $GPU_TASKS > "$OUT
 note "full marks check: $(tail -n 1 "$OUT/check_grade.log")"
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt $(ls build/carry/controls | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})_" | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 note "controls: $(tail -n 1 "$OUT/controls.log")"
 
 for arg in "$@"; do
   case $arg in
-    bench) for b in build/carry/reference/bench_* build/carry/reference/tune_*; do
+    bench|tune) for b in build/carry/reference/${arg}_task*; do
+             [ "$arg" = bench ] && [ -n "${ONLY_TASKS:-}" ] && ! grep -qw "${b##*_task}" <<<"$ONLY_TASKS" && continue
              timeout 300 "$b" > "$OUT/$(basename "$b").log" 2>&1; note "$(basename "$b"): exit $?"; done ;;
     anchors) [ -f shared/bench/anchors_torch.py ] && { timeout 300 python3 shared/bench/anchors_torch.py > "$OUT/anchors.log" 2>&1;
              note "anchors: exit $?"; } ;;
@@ -50,5 +51,5 @@ done
 printf '%s\n' "${summary[@]}" > "$OUT/summary.txt"
 # what comes back is limited in number of files: the report and the summary as they are, the rest packed
 cp "$OUT/grade/Results.md" "$OUT/Results.md" 2>/dev/null
-(cd "$OUT" && tar -czf logs.tar.gz --exclude=logs.tar.gz --exclude=summary.txt --exclude=Results.md . && \
+(cd "$OUT" && tar -czf /tmp/logs.tar.gz --exclude=summary.txt --exclude=Results.md . && mv /tmp/logs.tar.gz . && \
   find . -mindepth 1 -not -name logs.tar.gz -not -name summary.txt -not -name Results.md -not -name 'bench_*.log' -delete)

@@ -202,7 +202,28 @@ def make_task4(w):
     task4_case(w, "cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True)
 
 
-TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3, "task4": make_task4}
+# --- Task 5: KV cache and decode ---------------------------------------------------------------------
+
+def task5_case(w, name, B, H, L, D):
+    """One decode step: the cache holds L positions (the last one appended by update_cache); the
+    query attends to all of them."""
+    g = w.generator(name)
+    q = torch.randn(B, H, 1, D, generator=g)
+    k, v = (torch.randn(B, H, L, D, generator=g) for _ in range(2))
+    out = sdpa64(q.double(), k.double(), v.double(), False)
+    w.save("task5", name, dict(q=q, k=k, v=v, out=out), 2e-5, 1e-4, B=B, H=H, L=L, D=D)
+
+
+def make_task5(w):
+    task5_case(w, "pos0_d128", 2, 4, 1, 128)       # the first token: only itself
+    task5_case(w, "pos1_d64", 1, 3, 2, 64)
+    task5_case(w, "len127_d128", 2, 4, 127, 128)
+    task5_case(w, "len129_d96", 1, 2, 129, 96)
+    task5_case(w, "len1000_d64", 2, 8, 1000, 64)
+    task5_case(w, "len4097_d32", 1, 2, 4097, 32)
+
+
+TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3, "task4": make_task4, "task5": make_task5}
 
 
 def main():

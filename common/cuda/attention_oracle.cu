@@ -50,7 +50,43 @@ __global__ void masked_softmax_kernel(float* scores, int Sq, int Sk, bool causal
     for (int j = threadIdx.x; j < Sk; j += kThreads) row[j] = (j <= last_visible && s > 0) ? expf(row[j] - m) / s : 0.0f;
 }
 
+// scores[bh, j] = q·k_j / √D, one thread per position
+__global__ void decode_scores_kernel(const float* q, const float* k_cache, double* scores, int max_seq, int len, int D) {
+    const int bh = blockIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= len) return;
+    const float* k = k_cache + (size_t(bh) * max_seq + j) * D;
+    double dot = 0;
+    for (int d = 0; d < D; ++d) dot += double(q[size_t(bh) * D + d]) * k[d];
+    scores[size_t(bh) * len + j] = dot / sqrt(double(D));
+}
+
+// one block per (batch, head): max and sum by one thread (plain, not fast), then o[d] per thread
+__global__ void decode_output_kernel(const float* v_cache, float* o, const double* scores, int max_seq, int len, int D) {
+    const int bh = blockIdx.x;
+    const double* s = scores + size_t(bh) * len;
+    __shared__ double mx, sum;
+    if (threadIdx.x == 0) {
+        mx = -INFINITY, sum = 0;
+        for (int j = 0; j < len; ++j) mx = fmax(mx, s[j]);
+        for (int j = 0; j < len; ++j) sum += exp(s[j] - mx);
+    }
+    __syncthreads();
+    for (int d = threadIdx.x; d < D; d += blockDim.x) {
+        double acc = 0;
+        for (int j = 0; j < len; ++j) acc += exp(s[j] - mx) * v_cache[(size_t(bh) * max_seq + j) * D + d];
+        o[size_t(bh) * D + d] = float(acc / sum);
+    }
+}
+
 }  // namespace
+
+void decode_oracle(const float* q, const float* k_cache, const float* v_cache, float* o, int BH, int max_seq, int len,
+                   int D, double* scores) {
+    decode_scores_kernel<<<dim3((len + 127) / 128, BH), 128>>>(q, k_cache, scores, max_seq, len, D);
+    CUDA_CHECK_LAUNCH();
+    decode_output_kernel<<<BH, 128>>>(v_cache, o, scores, max_seq, len, D);
+    CUDA_CHECK_LAUNCH();
+}
 
 void attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int Sq, int Sk,
                       int D, bool causal, float* scores) {
