@@ -49,7 +49,7 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: help all deps goldens goldens-if-stale test grade skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps goldens goldens-if-stale test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 tune-task4
 .DEFAULT_GOAL := help
 
@@ -170,9 +170,15 @@ $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
 # The reference's benchmarks are the yardstick of performance credit, whatever IMPL is graded.
 GRADE_OBJECTS = $(foreach t,$(TASKS),--objects $(t)=$(subst $(eval) ,$(comma),$(strip $(call obj_impl,$(TASK$(t)_SRC)))))
 comma := ,
-grade: $(GRADER_BIN) $(BUILD)/bin/bench_task4 build/reference/bin/bench_task4 $(BUILD)/bin/bench_task5 \
-       build/reference/bin/bench_task5
+# On a fresh machine `make grade` sets everything up first: packages, goldens, the build.
+grade:
+	@bash tools/install_deps.sh
+	@$(MAKE) --no-print-directory goldens-if-stale
+	@$(MAKE) --no-print-directory -j2 grade-build
 	./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t))
+
+grade-build: $(GRADER_BIN) $(BUILD)/bin/bench_task4 build/reference/bin/bench_task4 $(BUILD)/bin/bench_task5 \
+             build/reference/bin/bench_task5
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 build/reference/bin/tune_task4
