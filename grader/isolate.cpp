@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -82,6 +83,29 @@ void write_all(int fd, const std::string& s) {
     _exit(0);
 }
 
+Clock::time_point after(double seconds) {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// Reads `fd` until EOF, handing each chunk to on_data; if `deadline` (which on_data may move)
+// passes first, kills the child's process group and returns true.
+bool read_until_deadline(int fd, pid_t pid, Clock::time_point& deadline, const std::function<void(const char*, size_t)>& on_data) {
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            return true;
+        }
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, int(std::min<long long>(left, 1000))) <= 0) continue;
+        char chunk[65536];
+        const ssize_t got = read(fd, chunk, sizeof chunk);
+        if (got <= 0) return false;  // EOF: the child is gone
+        on_data(chunk, size_t(got));
+    }
+}
+
 std::string death_reason(int status, bool timed_out, double timeout_s) {
     if (timed_out) return fmt::format("timed out after {:.0f} s (hang or far too slow); the child was killed", timeout_s);
     if (WIFSIGNALED(status)) {
@@ -114,23 +138,10 @@ TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits) {
 
         long current = -1;     // the case the child is in
         bool started = false;  // did this child start any case?
-        bool timed_out = false;
         std::string buf;
-        auto deadline = Clock::now() + std::chrono::duration<double>(limits.case_timeout_s);
-        for (;;) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-            if (left <= 0) {
-                timed_out = true;
-                kill(-pid, SIGKILL);
-                kill(pid, SIGKILL);
-                break;
-            }
-            pollfd p{fds[0], POLLIN, 0};
-            if (poll(&p, 1, int(std::min<long long>(left, 1000))) <= 0) continue;
-            char chunk[65536];
-            const ssize_t got = read(fds[0], chunk, sizeof chunk);
-            if (got <= 0) break;  // EOF: the child is gone
-            buf.append(chunk, size_t(got));
+        Clock::time_point deadline = after(limits.case_timeout_s);
+        const bool timed_out = read_until_deadline(fds[0], pid, deadline, [&](const char* chunk, size_t got) {
+            buf.append(chunk, got);
             for (size_t nl; (nl = buf.find('\n')) != std::string::npos; buf.erase(0, nl + 1)) {
                 const std::string line = buf.substr(0, nl);
                 if (line[0] == 'N') {
@@ -140,7 +151,7 @@ TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits) {
                 } else if (line[0] == 'S') {
                     current = long(std::stoul(line.substr(2)));
                     started = true;
-                    deadline = Clock::now() + std::chrono::duration<double>(limits.case_timeout_s);
+                    deadline = after(limits.case_timeout_s);
                 } else if (line[0] == 'R') {
                     const size_t idx = std::stoul(line.substr(2));
                     if (idx < n) run.results[idx] = from_json(nlohmann::json::parse(line.substr(line.find(' ', 2) + 1)));
@@ -148,7 +159,7 @@ TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits) {
                     next = idx + 1;
                 }
             }
-        }
+        });
         close(fds[0]);
         int status = 0;
         waitpid(pid, &status, 0);
@@ -185,23 +196,9 @@ ProgramRun run_program(const std::vector<std::string>& argv, double timeout_s, c
         _exit(127);
     }
     close(fds[1]);
-    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-    bool timed_out = false;
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-        if (left <= 0) {
-            timed_out = true;
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        if (poll(&p, 1, int(std::min<long long>(left, 1000))) <= 0) continue;
-        char chunk[65536];
-        const ssize_t got = read(fds[0], chunk, sizeof chunk);
-        if (got <= 0) break;
-        run.out.append(chunk, size_t(got));
-    }
+    Clock::time_point deadline = after(timeout_s);
+    const bool timed_out =
+        read_until_deadline(fds[0], pid, deadline, [&](const char* chunk, size_t got) { run.out.append(chunk, got); });
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);

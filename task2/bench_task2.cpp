@@ -94,25 +94,11 @@ void bench_attention(Bencher& b, const Ceilings& c, CublasGemm& cublas) {
 }  // namespace
 
 int main() {
-    std::string why;
-    if (!has_cuda_device(&why)) {
-        fmt::print("skipped: no CUDA device ({})\n", why);
-        return 77;
-    }
-    try {
-        const DeviceInfo d = device_info();
-        Bencher b;
-        const Ceilings c = measure_ceilings(b);
-        fmt::print("GPU: {} ({} SMs, {} MB L2)   ceilings measured now: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s\n",
-                   d.name, d.sms, d.l2_bytes >> 20, c.copy_gbps, c.sgemm_tflops);
+    return run_benchmark("bench_task2", stdout, [](BenchContext& ctx) {
         fmt::print("timing: CUDA events, device synchronised, 3 warm-ups, L2 flushed before each of 20 calls, median\n");
         CublasGemm cublas;
-        bench_softmax(b, c);
-        bench_gemm(b, c, cublas);
-        bench_attention(b, c, cublas);
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "bench_task2: {}\n", e.what());
-        return 1;
-    }
-    return 0;
+        bench_softmax(ctx.bencher, ctx.ceilings);
+        bench_gemm(ctx.bencher, ctx.ceilings, cublas);
+        bench_attention(ctx.bencher, ctx.ceilings, cublas);
+    });
 }

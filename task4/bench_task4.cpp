@@ -135,20 +135,12 @@ nlohmann::json grade_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, cons
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string why;
-    if (!has_cuda_device(&why)) {
-        fmt::print("skipped: no CUDA device ({})\n", why);
-        return 77;
-    }
     const std::string mode = argc > 1 ? argv[1] : "";
     const bool grade = mode == "--grade", quick = mode == "--quick";
     if (grade) out = stderr;
-    try {
-        const DeviceInfo d = device_info();
-        Bencher b;
-        const Ceilings c = measure_ceilings(b);
-        fmt::print(out, "GPU: {} ({} SMs)   ceilings measured now: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s\n", d.name,
-                   d.sms, c.copy_gbps, c.sgemm_tflops);
+    return run_benchmark("bench_task4", out, [&](BenchContext& ctx) {
+        Bencher& b = ctx.bencher;
+        const Ceilings& c = ctx.ceilings;
         fmt::print(out, "FLOPs = 4·B·H·S²·D (halved when causal); timing: events, device synchronised, L2 flushed, median\n");
         CublasGemm gemm;
         const std::vector<Shape4> course = {{4, 32, 128, 128, false}, {4, 32, 128, 128, true},
@@ -156,10 +148,10 @@ int main(int argc, char** argv) {
         if (grade) {
             nlohmann::json m = nlohmann::json::array();
             for (const Shape4& s : course) m.push_back(grade_shape(b, c, gemm, s));
-            const nlohmann::json doc = {{"gpu", d.name}, {"copy_gbps", c.copy_gbps}, {"sgemm_tflops", c.sgemm_tflops},
-                                        {"seed", grader_seed()}, {"measurements", m}};
-            fmt::print("{}\n", doc.dump());
-            return 0;
+            fmt::print("{}\n", nlohmann::json{{"gpu", ctx.device.name}, {"copy_gbps", c.copy_gbps}, {"sgemm_tflops", c.sgemm_tflops},
+                                               {"seed", grader_seed()}, {"measurements", m}}
+                                    .dump());
+            return;
         }
         for (const Shape4& s : course)
             if (!quick || s.S == 128) run_shape(b, c, gemm, s, true);
@@ -167,9 +159,5 @@ int main(int argc, char** argv) {
         run_shape(b, c, gemm, {4, 16, 4096, 128, false}, false);
         for (int S : {1024, 4096})
             for (bool causal : {false, true}) run_shape(b, c, gemm, {1, 8, S, 64, causal}, false);
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "bench_task4: {}\n", e.what());
-        return 1;
-    }
-    return 0;
+    });
 }

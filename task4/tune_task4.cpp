@@ -13,15 +13,7 @@
 using namespace attn;
 
 int main() {
-    std::string why;
-    if (!has_cuda_device(&why)) {
-        fmt::print("skipped: no CUDA device ({})\n", why);
-        return 77;
-    }
-    try {
-        Bencher b;
-        const Ceilings c = measure_ceilings(b);
-        fmt::print("GPU: {}   cuBLAS SGEMM {:.1f} TFLOP/s\n", device_info().name, c.sgemm_tflops);
+    return run_benchmark("tune_task4", stdout, [](BenchContext& ctx) {
         const int B = 4, H = 16, S = 4096;
         std::map<int, std::string> best;
         for (int D : {32, 64, 96, 128}) {
@@ -32,10 +24,10 @@ int main() {
             double best_ms = 1e30;
             fmt::print("\nhead_dim {} (B={} H={} S={})\n", D, B, H, S);
             for (const auto& cfg : task4::compiled_configs(D)) {
-                const Timing t = b.time([&] {
+                const Timing t = ctx.bencher.time([&] {
                     task4::flash_forward_with(cfg, q.get(), k.get(), v.get(), o.get(), B, H, S, S, D, false);
                 }, {2, 10, true});
-                fmt::print("  {}\n", perf_line(fmt::format("Br x Bc x threads = {}", cfg.str()), t, flops, 0, c));
+                fmt::print("  {}\n", perf_line(fmt::format("Br x Bc x threads = {}", cfg.str()), t, flops, 0, ctx.ceilings));
                 if (t.median_ms < best_ms) best_ms = t.median_ms, best[D] = cfg.str();
             }
         }
@@ -43,9 +35,5 @@ int main() {
         for (auto it = best.begin(); it != best.end(); ++it)
             fmt::print("  \"{}\": \"{}\"{}\n", it->first, it->second, std::next(it) == best.end() ? "" : ",");
         fmt::print("}}\n");
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "tune_task4: {}\n", e.what());
-        return 1;
-    }
-    return 0;
+    });
 }

@@ -129,32 +129,19 @@ nlohmann::json bench_course(Bencher& b, const Ceilings& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string why;
-    if (!has_cuda_device(&why)) {
-        fmt::print("skipped: no CUDA device ({})\n", why);
-        return 77;
-    }
     const bool grade = argc > 1 && std::string(argv[1]) == "--grade";
     if (grade) out = stderr;
-    try {
-        const DeviceInfo d = device_info();
-        Bencher b;
-        const Ceilings c = measure_ceilings(b);
-        fmt::print(out, "GPU: {} ({} SMs)   ceilings measured now: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s\n", d.name,
-                   d.sms, c.copy_gbps, c.sgemm_tflops);
+    return run_benchmark("bench_task5", out, [&](BenchContext& ctx) {
         fmt::print(out, "timing: events, device synchronised, L2 flushed, median of 20; bytes = K and V of the cache read once\n");
         nlohmann::json m = nlohmann::json::array();
         const std::vector<DecodeShape> shapes = {{1, 32, 1024, 128}, {1, 32, 8192, 128}, {1, 32, 32768, 128},
                                                  {8, 32, 8192, 128}, {32, 32, 4096, 128}};
-        for (const auto& s : shapes) m.push_back(bench_decode(b, c, s, grade));
-        const nlohmann::json course = bench_course(b, c);
+        for (const auto& s : shapes) m.push_back(bench_decode(ctx.bencher, ctx.ceilings, s, grade));
+        const nlohmann::json course = bench_course(ctx.bencher, ctx.ceilings);
         if (grade)
-            fmt::print("{}\n", nlohmann::json{{"gpu", d.name}, {"copy_gbps", c.copy_gbps}, {"sgemm_tflops", c.sgemm_tflops},
-                                              {"seed", grader_seed()}, {"measurements", m}, {"course", course}}
-                                   .dump());
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "bench_task5: {}\n", e.what());
-        return 1;
-    }
-    return 0;
+            fmt::print("{}\n", nlohmann::json{{"gpu", ctx.device.name}, {"copy_gbps", ctx.ceilings.copy_gbps},
+                                               {"sgemm_tflops", ctx.ceilings.sgemm_tflops}, {"seed", grader_seed()},
+                                               {"measurements", m}, {"course", course}}
+                                    .dump());
+    });
 }

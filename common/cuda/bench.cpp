@@ -70,6 +70,26 @@ Ceilings measure_ceilings(Bencher& b) {
     return c;
 }
 
+int run_benchmark(const char* program, FILE* out, const std::function<void(BenchContext&)>& body) {
+    std::string why;
+    if (!has_cuda_device(&why)) {
+        fmt::print("skipped: no CUDA device ({})\n", why);
+        return 77;
+    }
+    try {
+        Bencher b;
+        BenchContext ctx{device_info(), b, measure_ceilings(b)};
+        fmt::print(out, "GPU: {} ({} SMs, {} MB L2)   ceilings measured now: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s\n",
+                   ctx.device.name, ctx.device.sms, ctx.device.l2_bytes >> 20, ctx.ceilings.copy_gbps,
+                   ctx.ceilings.sgemm_tflops);
+        body(ctx);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "{}: {}\n", program, e.what());
+        return 1;
+    }
+    return 0;
+}
+
 std::string perf_line(const std::string& name, const Timing& t, double flops, double bytes, const Ceilings& c) {
     std::string s = fmt::format("{:<44} {:9.3f} ms (min {:.3f}, n={})", name, t.median_ms, t.min_ms, t.reps);
     if (flops > 0) {

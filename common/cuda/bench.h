@@ -7,6 +7,7 @@
 // Ceilings are measured on the GPU in the same process: copy bandwidth (device-to-device, bytes
 // read + written) and cuBLAS fp32 SGEMM; perf_line() puts every time against them.
 #pragma once
+#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -44,6 +45,16 @@ struct Ceilings {
     double sgemm_tflops = 0;   // cuBLAS fp32 SGEMM 8192³, TF32 off
 };
 Ceilings measure_ceilings(Bencher& b);
+
+// The frame of every benchmark program: without a GPU it prints "skipped: no CUDA device (…)" and
+// returns 77; otherwise it measures the ceilings, prints the GPU line to `out`, runs `body`, and
+// turns an exception into one line on stderr and exit code 1.
+struct BenchContext {
+    DeviceInfo device;
+    Bencher& bencher;
+    Ceilings ceilings;
+};
+int run_benchmark(const char* program, FILE* out, const std::function<void(BenchContext&)>& body);
 
 // "name   0.123 ms (min 0.120, n=20)   12.3 TFLOP/s = 24% of SGEMM   345 GB/s = 8% of copy"
 // flops or bytes may be 0 to leave that column out.
