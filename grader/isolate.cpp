@@ -83,6 +83,15 @@ void write_all(int fd, const std::string& s) {
     _exit(0);
 }
 
+// A pipe, then fork(): in the child fds[1] is the write end, in the parent fds[0] the read end.
+pid_t fork_with_pipe(int fds[2]) {
+    if (pipe(fds) != 0) throw std::runtime_error("pipe() failed");
+    fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork() failed");
+    return pid;
+}
+
 Clock::time_point after(double seconds) {
     return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
@@ -126,10 +135,7 @@ TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits) {
     size_t next = 0;
     while (next < n) {
         int fds[2];
-        if (pipe(fds) != 0) throw std::runtime_error("pipe() failed");
-        fflush(nullptr);
-        const pid_t pid = fork();
-        if (pid < 0) throw std::runtime_error("fork() failed");
+        const pid_t pid = fork_with_pipe(fds);
         if (pid == 0) {
             close(fds[0]);
             child_main(task, next, fds[1], limits);
@@ -178,10 +184,7 @@ TaskRun run_isolated(const TaskDef& task, const IsolationLimits& limits) {
 ProgramRun run_program(const std::vector<std::string>& argv, double timeout_s, const std::string& log_path) {
     ProgramRun run;
     int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error("pipe() failed");
-    fflush(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork() failed");
+    const pid_t pid = fork_with_pipe(fds);
     if (pid == 0) {
         setpgid(0, 0);
         dup2(fds[1], STDOUT_FILENO);
