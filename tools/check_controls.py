@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRADER_TIMEOUT_S = 1800
 
 
 def run(cmd, **kw):
@@ -75,7 +76,10 @@ def grade(control, build, extra, grader=None):
     cmd = [grader or f"{build}/grader", "--task", str(task), "--out", build, "--impl", name] + extra
     if "timeout_s" in control:
         cmd += ["--timeout", str(control["timeout_s"])]
-    p = run(cmd, timeout=1800)
+    try:
+        p = run(cmd, timeout=GRADER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return False, f"the grader did not finish within {GRADER_TIMEOUT_S} s"
     if p.returncode != 0:
         return False, f"grader exited {p.returncode}: {p.stderr[-1000:]}"
     with open(os.path.join(ROOT, build, "results.json")) as f:
@@ -98,7 +102,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append")
     ap.add_argument("--prebuilt", action="store_true", help="use graders already built (e.g. on a GPU machine)")
+    ap.add_argument("--grader-timeout", type=int, default=1800, help="seconds one control's grading may take")
     args = ap.parse_args()
+    global GRADER_TIMEOUT_S
+    GRADER_TIMEOUT_S = args.grader_timeout
     with open(os.path.join(ROOT, "grader/controls.json")) as f:
         controls = json.load(f)["controls"]
     passed = failed = skipped = 0

@@ -36,7 +36,7 @@ python3 tools/check_grade.py "$OUT/grade/results.json" --full $GPU_TASKS > "$OUT
 note "full marks check: $(tail -n 1 "$OUT/check_grade.log")"
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})_" | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})_" | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 note "controls: $(tail -n 1 "$OUT/controls.log")"
 
 for arg in "$@"; do
