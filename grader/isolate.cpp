@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,8 +51,15 @@ void write_all(int fd, const std::string& s) {
     }
 }
 
-[[noreturn]] void child_main(const TaskDef& task, size_t first, int fd, const IsolationLimits& limits) {
+// A child in its own process group (so a time limit can kill all it started) that dies with the
+// grader, whatever ends the grader.
+void become_child() {
     setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+[[noreturn]] void child_main(const TaskDef& task, size_t first, int fd, const IsolationLimits& limits) {
+    become_child();
     if (!limits.log_path.empty()) {
         int log = open(limits.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (log >= 0) {
@@ -186,7 +194,7 @@ ProgramRun run_program(const std::vector<std::string>& argv, double timeout_s, c
     int fds[2];
     const pid_t pid = fork_with_pipe(fds);
     if (pid == 0) {
-        setpgid(0, 0);
+        become_child();
         dup2(fds[1], STDOUT_FILENO);
         close(fds[0]), close(fds[1]);
         const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

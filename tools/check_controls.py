@@ -9,6 +9,7 @@ machine without a GPU is reported as skipped, never as caught.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -76,10 +77,16 @@ def grade(control, build, extra, grader=None):
     cmd = [grader or f"{build}/grader", "--task", str(task), "--out", build, "--impl", name] + extra
     if "timeout_s" in control:
         cmd += ["--timeout", str(control["timeout_s"])]
+    # its own session, so that a time limit ends the grader and every child it started
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        p = run(cmd, timeout=GRADER_TIMEOUT_S)
+        out, err = proc.communicate(timeout=GRADER_TIMEOUT_S)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return False, f"the grader did not finish within {GRADER_TIMEOUT_S} s"
+    p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if p.returncode != 0:
         return False, f"grader exited {p.returncode}: {p.stderr[-1000:]}"
     with open(os.path.join(ROOT, build, "results.json")) as f:
