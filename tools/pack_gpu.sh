@@ -18,6 +18,7 @@ strip -o build/carry/reference/grader build/reference/bin/grader
 gpu_controls=$(/usr/bin/python3 -c "
 import json; t='$GPU_TASKS'.split()
 print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['controls'] if str(c['task']) in t and not c.get('static')))")
-/usr/bin/python3 tools/check_controls.py $(printf -- '--only %s ' $gpu_controls) >/dev/null || true
+/usr/bin/python3 tools/check_controls.py $(printf -- "--only %s " $gpu_controls) > build/pack-controls.log \
+  || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build"; exit 1; }
 for c in $gpu_controls; do mkdir -p build/carry/controls/$c && strip -o build/carry/controls/$c/grader build/controls/$c/grader; done
 tar -C build -cJf carry/gpu.tar.xz carry && du -sh carry
