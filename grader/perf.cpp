@@ -55,6 +55,7 @@ PerfResult run_performance(const PerfSpec& spec, const std::string& bin_dir, con
     }
     res.gpu = mine.value("gpu", "");
     const double sgemm = mine.value("sgemm_tflops", 0.0), copy = mine.value("copy_gbps", 0.0);
+    res.copy_gbps = copy, res.sgemm_tflops = sgemm;
     double total = 0;
     for (const auto& m : mine.at("measurements")) {
         PerfRow row;

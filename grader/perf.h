@@ -28,6 +28,7 @@ struct PerfResult {
     std::vector<PerfRow> rows;
     std::string note;  // set when nothing could be measured, and why
     std::string gpu;
+    double copy_gbps = 0, sgemm_tflops = 0;  // the ceilings the benchmark measured in its run
     double credit = 0;  // mean over rows, 0..1
 };
 
