@@ -30,7 +30,7 @@ def bench(fn, reps, warm=2):
 print("device", torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
 for B, S in ((4, 128), (64, 4096)):
     H, D = 32, 128
-    q, k, v = (torch.randn(B * H, S, D, device="cuda") for _ in range(3))
+    q, k, v = (torch.randn(1, B * H, S, D, device="cuda") for _ in range(3))  # 4-D, as SDPA's kernels want
     for causal in (False, True):
         flops = 4 * B * H * S * S * D * (0.5 if causal else 1.0)
         row = f"B={B} H={H} S={S} D={D}{' causal' if causal else ''}:"
@@ -38,7 +38,8 @@ for B, S in ((4, 128), (64, 4096)):
             heads = B * H if S <= 1024 else 64
             def run():
                 for h0 in range(0, B * H, heads):
-                    F.scaled_dot_product_attention(q[h0:h0 + heads], k[h0:h0 + heads], v[h0:h0 + heads], is_causal=causal)
+                    F.scaled_dot_product_attention(q[:, h0:h0 + heads], k[:, h0:h0 + heads], v[:, h0:h0 + heads],
+                                                   is_causal=causal)
             try:
                 with sdpa_kernel(be):
                     ms = bench(run, reps=20 if S <= 1024 else 3)
