@@ -4,6 +4,7 @@
 #   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
 #   make bench-task2 | bench-task4 | bench-task5 | tune-task4 IMPL=reference   benchmarks, tuning (GPU)
 #   make test                                        what CI runs: deps, goldens, both sides, controls
+#   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
@@ -29,6 +30,11 @@ TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
 # Each task's implementation: taskN/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp task$(t)/$$(IMPL)/*.cu)))
 
+# The student kit (make release) has no reference: benchmarks then use the student's own code as
+# their baselines, and the grader gives no performance credit locally (the course's grader does).
+HAVE_REFERENCE := $(if $(wildcard task4/reference/*.cu),yes,)
+ref_or_own = $(if $(HAVE_REFERENCE),build/reference/$(1),$(call obj_impl,$(2)))
+
 # Files a task links besides its implementation (harness-side, not the student's).
 TASK4_EXTRA := task4/tuning.cpp
 
@@ -40,9 +46,11 @@ GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tas
                grader/protected.cpp grader/symbols.cpp
 
 # Files a submission must not edit; their sums (grader/protected.sha256) are compiled into the grader.
+# (The kit ships all of them; staff-only tools are not among them.)
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu \
-              grader/*.h grader/*.cpp grader/*.json task*/task*.h task*/cases.h task*/cases.cpp task*/test_task*.cpp \
-              task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* tools/*.py tools/*.sh) Makefile .ci/run)
+              grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases.h task*/cases.cpp \
+              task*/test_task*.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.*) \
+              tools/make_goldens.py tools/install_deps.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
 obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
@@ -50,11 +58,12 @@ HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: help all deps goldens goldens-if-stale test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+        release check-release \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 tune-task4
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,9p' Makefile
+	@sed -n '3,10p' Makefile
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
@@ -122,7 +131,7 @@ $(BUILD)/bin/bench_task2: $(call obj_common,task2/bench_task2.cpp) $(HARNESS_OBJ
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/bin/bench_task4: $(call obj_common,task4/bench_task4.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
-                          $(call obj_impl,$(TASK4_SRC)) build/reference/task2/reference/attention_kernels.o
+                          $(call obj_impl,$(TASK4_SRC)) $(call ref_or_own,task2/reference/attention_kernels.o,$(TASK2_SRC))
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
@@ -142,7 +151,7 @@ endif
 FORCE:
 
 $(BUILD)/bin/bench_task5: $(call obj_common,task5/bench_task5.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
-                          $(call obj_impl,$(TASK5_SRC)) build/reference/task4/reference/flash_attention.o
+                          $(call obj_impl,$(TASK5_SRC)) $(call ref_or_own,task4/reference/flash_attention.o,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
@@ -177,11 +186,11 @@ grade:
 	@$(MAKE) --no-print-directory -j2 grade-build
 	./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t))
 
-grade-build: $(GRADER_BIN) $(BUILD)/bin/bench_task4 build/reference/bin/bench_task4 $(BUILD)/bin/bench_task5 \
-             build/reference/bin/bench_task5
+grade-build: $(GRADER_BIN) $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 \
+             $(if $(HAVE_REFERENCE),build/reference/bin/bench_task4 build/reference/bin/bench_task5)
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
-     $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 build/reference/bin/tune_task4
+     $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4)
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)
@@ -203,6 +212,13 @@ protect:
 check-protected:
 	@sha256sum $(PROTECTED) | cmp -s - grader/protected.sha256 && echo "check-protected: grader/protected.sha256 is current" \
 	  || { echo "grader/protected.sha256 is stale: run 'make protect' after changing the harness"; exit 1; }
+
+# ---- the student kit ------------------------------------------------------------------------------
+release:
+	@bash tools/make_release.sh
+
+check-release:
+	@bash tools/check_release.sh
 
 # ---- CI ----------------------------------------------------------------------------------------
 test:
