@@ -8,7 +8,8 @@
 
 namespace grader {
 
-// Paths under `root` whose contents differ from the compiled-in sums (or that are missing).
+// Paths under `root` whose contents differ from the compiled-in sums (files it does not have are
+// not counted: a submission may consist of the student's files alone).
 std::vector<std::string> edited_protected_files(const std::string& root);
 
 }  // namespace grader

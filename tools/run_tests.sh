@@ -76,6 +76,7 @@ step "grade skeleton: 0, each TODO named" bash -c "$MAKE grade IMPL=skeleton OUT
   $PY tools/check_grade.py build/grade-skeleton/results.json --zero $GRADED $NOT_RUN --reason 'not implemented'"
 step "negative controls" $PY tools/check_controls.py
 step "student kit: no solution code, builds alone" bash tools/check_release.sh
+step "batch grading, Slurm array, Gradescope entry" bash tools/check_batch.sh
 
 echo "test: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]
