@@ -65,11 +65,18 @@ def course_tree(dest):
 
 
 def grade_one(name, path, out, timeout):
-    """Builds and grades one submission; returns its row for the gradebook."""
+    """Builds and grades one submission; returns its row for the gradebook (also OUT/<name>/row.json)."""
     work = os.path.join(out, name)
     os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, "grade.log"), "w") as log:
+        row = build_and_grade(name, path, work, timeout, log)
+    with open(os.path.join(work, "row.json"), "w") as f:
+        json.dump(row, f)
+    return row
+
+
+def build_and_grade(name, path, work, timeout, log):
     row = {"student": name, "total": 0.0, "flags": ""}
-    log = open(os.path.join(work, "grade.log"), "w")
     try:
         submitted = unpack(path, os.path.join(work, "submitted"))
         tree = os.path.join(work, "tree")
@@ -106,10 +113,6 @@ def grade_one(name, path, out, timeout):
     except (OSError, tarfile.TarError, shutil.Error) as e:
         row["flags"] = f"unreadable submission: {e}"
         return row
-    finally:
-        log.close()
-        with open(os.path.join(work, "row.json"), "w") as f:
-            json.dump(row, f)
 
 
 def summarise(name, work):
@@ -132,8 +135,6 @@ def summarise(name, work):
         if key.startswith("task"):
             row[key] = 0.0 if zeroed else round(row[key], 2)
     row["flags"] = "; ".join(flags)
-    with open(os.path.join(work, "row.json"), "w") as f:
-        json.dump(row, f)
     return row
 
 

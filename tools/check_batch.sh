@@ -49,6 +49,6 @@ echo "check-batch: Slurm script right; array element 1 run here and merged into 
 G="$T/gradescope"
 mkdir -p "$G" && ln -sfn "$PWD" "$G/source" && cp -r "$T/subs/reference" "$G/submission"
 AUTOGRADER_ROOT="$G" bash tools/gradescope/run_autograder >/dev/null 2>&1
-/usr/bin/python3 -c "import json,sys; r=json.load(open('$G/results/results.json')); sys.exit(0 if r['score'] >= 5 and r['tests'] else 1)" \
+/usr/bin/python3 -c "import json,sys; r=json.load(open('$G/results/results.json')); sys.exit(0 if round(r['score'], 2) >= 5 and r['tests'] else 1)" \
   || fail "the Gradescope entry did not produce a full results.json"
 echo "check-batch: the Gradescope entry graded a submission into results/results.json"
