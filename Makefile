@@ -2,7 +2,7 @@
 #
 #   make taskN [IMPL=skeleton|reference] [SUITE=…]   build and run Task N's tests (default: your skeleton)
 #   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
-#   make bench-task2 | bench-task4 | bench-task5 | tune-task4 IMPL=reference   benchmarks, tuning (GPU)
+#   make bench-task2 | bench-task4 | bench-task5 | bench-task6 | tune-task4 IMPL=reference   benchmarks (GPU)
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
@@ -25,7 +25,7 @@ NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -I. -Xcompiler -Wall,-Wextra -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lpthread
 
 CPU_TASKS := 1 3
-GPU_TASKS := 2 4 5
+GPU_TASKS := 2 4 5 6
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
 # Each task's implementation: taskN/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp task$(t)/$$(IMPL)/*.cu)))
@@ -35,22 +35,27 @@ $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp 
 HAVE_REFERENCE := $(if $(wildcard task4/reference/*.cu),yes,)
 ref_or_own = $(if $(HAVE_REFERENCE),build/reference/$(1),$(call obj_impl,$(2)))
 
-# Files a task links besides its implementation (harness-side, not the student's).
+# Files a task links besides its implementation (harness-side, not the student's), and the other
+# tasks whose implementation it builds on (Task 6 runs the student's Task-4 and Task-5 kernels).
 TASK4_EXTRA := task4/tuning.cpp
+TASK6_EXTRA := task4/tuning.cpp task6/model.cpp task6/timing.cpp
+TASK6_USES  := 4 5
+task_impl_src = $(foreach u,$(TASK$(1)_USES) $(1),$(TASK$(u)_SRC))
 
 HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/cases.cpp \
                common/golden.cpp common/cpu_ops.cpp common/alloc_tracker.cpp common/seed.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
-               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu
+               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \
+               common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
                grader/protected.cpp grader/symbols.cpp
 
 # Files a submission must not edit; their sums (grader/protected.sha256) are compiled into the grader.
 # (The kit ships all of them; staff-only tools are not among them.)
-PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu \
+PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases.h task*/cases.cpp \
               task*/test_task*.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.*) \
-              tools/make_goldens.py tools/install_deps.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
+              tools/make_goldens.py tools/llm_reference.py tools/install_deps.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
 obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
@@ -59,7 +64,7 @@ IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: help all deps goldens goldens-if-stale test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release \
-        $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 tune-task4
+        $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4
 .DEFAULT_GOAL := help
 
 help:
@@ -69,9 +74,10 @@ help:
 deps:
 	@bash tools/install_deps.sh
 
+GOLDEN_SOURCES := tools/make_goldens.py tools/llm_reference.py
 goldens:
 	$(PYTHON) tools/make_goldens.py
-	@sha256sum tools/make_goldens.py > goldens/.stamp
+	@sha256sum $(GOLDEN_SOURCES) > goldens/.stamp
 
 # Regenerates only when the generator changed since the goldens were written.
 goldens-if-stale:
@@ -108,7 +114,7 @@ $(COMMON)/grader/protected_manifest.cpp: grader/protected.sha256
 # CPU tasks use Catch2's own main; GPU tasks a main that skips (exit 77) without a CUDA device.
 test_main = $(if $(filter $(1),$(GPU_TASKS)),common/cuda/test_main_gpu.cpp,common/test_main.cpp)
 define TASK_TEST
-$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(TASK$(1)_SRC))
+$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,$(1)))
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$^ -o $$@ $$(LDLIBS)
 
@@ -158,6 +164,14 @@ $(BUILD)/bin/bench_task5: $(call obj_common,task5/bench_task5.cpp $(TASK4_EXTRA)
 bench-task5: $(BUILD)/bin/bench_task5
 	./$(BUILD)/bin/bench_task5 $(ARGS)
 
+# Task 6's model on the student's Tasks 4–6: TTFT, TBT, the no-cache baseline, where a step's time goes.
+$(BUILD)/bin/bench_task6: $(call obj_common,task6/bench_task6.cpp $(TASK6_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,6))
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+bench-task6: $(BUILD)/bin/bench_task6
+	./$(BUILD)/bin/bench_task6 $(ARGS)
+
 bench-task2: $(BUILD)/bin/bench_task2
 	./$(BUILD)/bin/bench_task2 $(ARGS)
 
@@ -171,7 +185,7 @@ tune-task4: build/reference/bin/tune_task4
 # Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.
 GRADER_BIN ?= $(BUILD)/bin/grader
 $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
-               $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_EXTRA))) \
+               $(sort $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_EXTRA)))) \
                      $(HARNESS_OBJ) $(IMPL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
@@ -190,7 +204,7 @@ grade-build: $(GRADER_BIN) $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 \
              $(if $(HAVE_REFERENCE),build/reference/bin/bench_task4 build/reference/bin/bench_task5)
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
-     $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4)
+     $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4)
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

@@ -64,6 +64,18 @@ std::string perf_table(const TaskReport& t) {
     return md;
 }
 
+// What a case measured besides pass/fail (Task 6's TTFT and TBT, …), one line per case.
+std::string metrics_lines(const TaskReport& t) {
+    std::string md;
+    for (const auto& c : t.cases) {
+        if (c.result.metrics.empty()) continue;
+        std::vector<std::string> parts;
+        for (const auto& [name, value] : c.result.metrics) parts.push_back(fmt::format("{} **{:.4g}**", name, value));
+        md += fmt::format("\n{} ({}): {}\n", c.name, c.result.status, fmt::join(parts, " · "));
+    }
+    return md;
+}
+
 }  // namespace
 
 bool all_cases_passed(const TaskReport& t) {
@@ -120,6 +132,7 @@ void write_results_md(const GradeReport& g, const std::string& path) {
             md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(c.name), cell(r.shape), fmt_err(r), fmt_ms(r),
                               cell(r.reason.empty() ? r.status : r.status + ": " + r.reason));
         }
+        md += metrics_lines(t);
         if (t.perf_share > 0) md += perf_table(t);
     }
     write_file(path, md);

@@ -6,6 +6,7 @@
 #include "task3/cases.h"
 #include "task4/cases.h"
 #include "task5/cases.h"
+#include "task6/cases.h"
 
 namespace grader {
 
@@ -16,6 +17,7 @@ const std::vector<TaskDef>& built_tasks() {
         {3, false, task3::grade_cases},
         {4, true, task4::grade_cases},
         {5, true, task5::grade_cases},
+        {6, true, task6::grade_cases},
     };
     return tasks;
 }

@@ -15,6 +15,8 @@ import sys
 
 import torch
 
+import llm_reference
+
 FORMAT_VERSION = 1  # keep equal to kGoldenFormatVersion in common/golden.h
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -223,7 +225,26 @@ def make_task5(w):
     task5_case(w, "len4097_d32", 1, 2, 4097, 32)
 
 
-TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3, "task4": make_task4, "task5": make_task5}
+# --- Task 6: the inference loop's model ----------------------------------------------------------------
+
+def task6_case(w, name, vocab, hidden, heads, layers, ffn, B, S, steps, model_seed):
+    """A small model of task6/model.cpp's shape and seeded weights: greedy tokens and every step's
+    logits, recomputed without a cache in float64 (tools/llm_reference.py)."""
+    cfg = dict(vocab=vocab, hidden=hidden, heads=heads, layers=layers, ffn=ffn, model_seed=model_seed)
+    prompt = torch.randint(0, vocab, (B, S), generator=w.generator(name))
+    tokens, logits = llm_reference.task6_greedy(cfg, prompt, steps)
+    w.save("task6", name, dict(prompt=prompt.float(), tokens=tokens.float(), logits=logits), 5e-4, 5e-4, B=B, S=S,
+           steps=steps, **cfg)
+
+
+def make_task6(w):
+    task6_case(w, "prompt37_d64", 512, 256, 4, 2, 1024, 2, 37, 24, 6001)
+    task6_case(w, "prompt1_d128", 300, 256, 2, 2, 1024, 3, 1, 12, 6002)    # a one-token prompt is a prefill too
+    task6_case(w, "prompt129_d32", 1000, 128, 4, 3, 512, 1, 129, 8, 6003)
+
+
+TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3, "task4": make_task4, "task5": make_task5,
+         "task6": make_task6}
 
 
 def main():

@@ -25,15 +25,13 @@ CublasGemm::~CublasGemm() {
     if (h_) cublasDestroy(h_);
 }
 
-void CublasGemm::nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha) {
-    const float beta = 0;
+void CublasGemm::nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
     check(cublasSgemmStridedBatched(h_, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, B, K, (long long)N * K, A, K,
                                     (long long)M * K, &beta, C, N, (long long)M * N, batch),
           "SgemmStridedBatched (NT)");
 }
 
-void CublasGemm::nn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha) {
-    const float beta = 0;
+void CublasGemm::nn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
     check(cublasSgemmStridedBatched(h_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, (long long)K * N, A, K,
                                     (long long)M * K, &beta, C, N, (long long)M * N, batch),
           "SgemmStridedBatched (NN)");

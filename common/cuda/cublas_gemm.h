@@ -16,10 +16,11 @@ public:
     ~CublasGemm();
     CublasGemm(const CublasGemm&) = delete;
     CublasGemm& operator=(const CublasGemm&) = delete;
-    // C[b] = A[b] · B[b]ᵀ   A: [M, K], B: [N, K], C: [M, N], all row-major, contiguous per batch.
-    void nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f);
+    // C[b] = alpha · A[b] · B[b]ᵀ + beta · C[b]   A: [M, K], B: [N, K], C: [M, N], all row-major,
+    // contiguous per batch (beta = 1 adds to C: a residual connection).
+    void nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f, float beta = 0.f);
     // C[b] = A[b] · B[b]    A: [M, K], B: [K, N], C: [M, N].
-    void nn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f);
+    void nn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f, float beta = 0.f);
 
 private:
     cublasHandle_t h_ = nullptr;

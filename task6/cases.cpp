@@ -1,0 +1,252 @@
+// cases.cpp — Task 6's graded cases on the GPU: the model of task6/model.h run with the student's
+// attention_forward (prefill, then one token per step with the KV cache), checked three ways.
+//   golden  small models whose weights tools/make_goldens.py rebuilds from the same seeds: every
+//           step's logits against torch (float64), the run following torch's tokens
+//   oracle  every step's logits and greedy token against a no-cache run that recomputes the whole
+//           sequence with the harness's own attention (fresh weights from GRADER_SEED too)
+//   course  the course's size (hidden 4096, 32 heads, 24 layers, batch 4, prompt 1024, 100 new
+//           tokens): first steps checked against the oracle, then TTFT and TBT timed with events,
+//           and the no-cache baseline (the student's Task-4 kernel over the whole sequence)
+// A greedy token may differ from the reference's only where the reference's two logits are
+// within the tolerance of each other (a tie in float32); the run then follows the reference.
+#include "task6/cases.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+
+#include "common/check.h"
+#include "common/cuda/device.h"
+#include "common/cuda/gpu_case.h"
+#include "common/golden.h"
+#include "common/seed.h"
+#include "task6/model.h"
+#include "task6/timing.h"
+
+namespace task6 {
+namespace {
+
+using namespace attn;
+const std::vector<std::string> kDims = {"b", "vocab"};
+const Tolerance kSmallTol{1e-3, 1e-3}, kCourseTol{3e-3, 3e-3};
+
+// The step's logits against the reference's, then our greedy tokens against the reference's.
+bool check_step(CaseResult& r, const std::string& step, const Tensor& got, const Tensor& want, const std::vector<int>& ours,
+                const std::vector<int>& theirs, Tolerance tol) {
+    if (!check_output(r, step + " logits", got, want, tol, kDims)) return false;
+    const int64_t V = want.shape[1];
+    for (size_t b = 0; b < theirs.size(); ++b) {
+        if (ours[b] == theirs[b]) continue;
+        const double mine = want.ptr()[int64_t(b) * V + ours[b]], best = want.ptr()[int64_t(b) * V + theirs[b]];
+        if (best - mine <= tol.atol + tol.rtol * std::fabs(best)) continue;  // a tie within float32 noise
+        r.status = "failed";
+        r.reason = fmt::format("{}: sequence {} chose token {}, the reference {} (logit {:.4f} vs {:.4f})", step, b, ours[b],
+                               theirs[b], mine, best);
+        return false;
+    }
+    return true;
+}
+
+std::vector<int> column(const std::vector<int>& rows, int B, int cols, int c) {
+    std::vector<int> out(static_cast<size_t>(B));
+    for (int b = 0; b < B; ++b) out[size_t(b)] = rows[size_t(b) * cols + c];
+    return out;
+}
+std::vector<int> newest(const DecoderModel& m) {
+    return column(m.tokens(), m.config().batch, m.length(), m.length() - 1);
+}
+
+std::vector<int> random_prompt(uint64_t seed, int B, int S, int vocab) {
+    std::mt19937_64 g(seed);
+    std::vector<int> p(size_t(B) * S);
+    for (int& t : p) t = int(g() % uint64_t(vocab));
+    return p;
+}
+
+ModelConfig config_from(const SafetensorsFile& f) {
+    ModelConfig c;
+    c.vocab = golden_int(f, "vocab"), c.hidden = golden_int(f, "hidden"), c.heads = golden_int(f, "heads");
+    c.layers = golden_int(f, "layers"), c.ffn = golden_int(f, "ffn"), c.batch = golden_int(f, "B");
+    c.max_seq = golden_int(f, "S") + golden_int(f, "steps");
+    c.seed = uint64_t(golden_int(f, "model_seed"));
+    return c;
+}
+
+std::vector<int> as_ids(const Tensor& t) {
+    std::vector<int> ids(t.data.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(t.data[i]);
+    return ids;
+}
+
+Tensor step_of(const Tensor& all, int step) {  // [steps, B, V] → [B, V]
+    Tensor t({all.shape[1], all.shape[2]});
+    std::copy_n(all.ptr() + step * t.size(), t.size(), t.ptr());
+    return t;
+}
+
+// Every step against torch: the prefill's logits, then `steps` decode steps following torch's tokens.
+CaseResult golden_case(const std::string& name) {
+    SafetensorsFile f = open_golden("task6", name);
+    const ModelConfig cfg = config_from(f);
+    const int B = cfg.batch, S = golden_int(f, "S"), steps = golden_int(f, "steps");
+    const Tolerance tol = golden_tolerance(f);
+    const std::vector<int> prompt = as_ids(f.load_f32("prompt", {B, S}));
+    const std::vector<int> want_tokens = as_ids(f.load_f32("tokens", {B, steps + 1}));
+    const Tensor want_logits = f.load_f32("logits", {steps + 1, B, cfg.vocab});
+    CaseResult r;
+    r.shape = fmt::format("{}; prompt {} + {} steps", cfg.describe(), S, steps);
+    DecoderModel m(std::make_shared<Weights>(cfg), Attention::kv_cache);
+    r.ms = wall_ms([&] {
+        for (int step = 0; step <= steps; ++step) {
+            if (step == 0)
+                m.prefill(prompt, S);
+            else
+                m.decode();
+            const std::vector<int> theirs = column(want_tokens, B, steps + 1, step);
+            if (!check_step(r, step == 0 ? "prefill" : fmt::format("step {} (position {})", step, S + step - 1), m.logits_host(),
+                            step_of(want_logits, step), newest(m), theirs, tol))
+                return;
+            m.force_newest(theirs);
+        }
+        r.status = "passed";
+    });
+    return r;
+}
+
+// The KV-cache run against the no-cache oracle over the same weights, following the cache's tokens.
+void check_against_oracle(CaseResult& r, DecoderModel& mine, DecoderModel& oracle, const std::vector<int>& prompt, int S,
+                          int steps, Tolerance tol) {
+    for (int step = 0; step <= steps; ++step) {
+        if (step == 0) {
+            mine.prefill(prompt, S), oracle.prefill(prompt, S);
+        } else {
+            oracle.force_newest(column(mine.tokens(), mine.config().batch, mine.length(), oracle.length() - 1));
+            mine.decode(), oracle.decode();
+        }
+        if (!check_step(r, step == 0 ? "prefill" : fmt::format("step {} (position {})", step, S + step - 1), mine.logits_host(),
+                        oracle.logits_host(), newest(mine), newest(oracle), tol))
+            return;
+    }
+    r.status = "passed";
+}
+
+CaseResult oracle_case(const ModelConfig& cfg, int S, int steps, const std::string& label) {
+    CaseResult r;
+    r.shape = fmt::format("{}{}; prompt {} + {} steps", label, cfg.describe(), S, steps);
+    auto w = std::make_shared<Weights>(cfg);
+    DecoderModel mine(w, Attention::kv_cache), oracle(w, Attention::oracle);
+    const std::vector<int> prompt = random_prompt(cfg.seed + 17, cfg.batch, S, cfg.vocab);
+    r.ms = wall_ms([&] { check_against_oracle(r, mine, oracle, prompt, S, steps, kSmallTol); });
+    return r;
+}
+
+CaseResult fresh_case(int draw) {
+    auto g = rng_for("task6.fresh." + std::to_string(draw));
+    ModelConfig c;
+    const int D = pick(g, std::vector<int>{32, 64, 128});
+    c.heads = uniform_int(g, 1, 4), c.hidden = c.heads * D, c.ffn = 4 * c.hidden, c.layers = uniform_int(g, 1, 3);
+    c.vocab = uniform_int(g, 100, 3000), c.batch = uniform_int(g, 1, 3), c.seed = g() % 1000000;
+    const int S = uniform_int(g, 1, 150), steps = uniform_int(g, 5, 20);
+    c.max_seq = S + steps;
+    return oracle_case(c, S, steps, fmt::format("seed {}: ", grader_seed()));
+}
+
+// The course's run. Layers are cut to what the GPU's memory holds (said in the shape) so a
+// smaller GPU still runs it.
+CaseResult course_case() {
+    const int S = 1024, steps = 100, checked_steps = 3;
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const ModelConfig full = ModelConfig::course();
+    std::string cut;
+    const ModelConfig cfg = fit_layers(full, full.run_bytes(Attention::kv_cache) + full.run_bytes(Attention::oracle), free_b, cut);
+    CaseResult r;
+    r.shape = fmt::format("{}; prompt {} + {} steps{}", cfg.describe(), S, steps, cut.empty() ? "" : " (" + cut + ")");
+    auto w = std::make_shared<Weights>(cfg);
+    const std::vector<int> prompt = random_prompt(cfg.seed + 17, cfg.batch, S, cfg.vocab);
+    auto mine = std::make_unique<DecoderModel>(w, Attention::kv_cache);
+    {  // correctness first: the prefill and the first steps against the oracle
+        DecoderModel oracle(w, Attention::oracle);
+        check_against_oracle(r, *mine, oracle, prompt, S, checked_steps, kCourseTol);
+        if (r.status != "passed") return r;
+        r.status = "failed";
+    }
+    size_t free_before = 0, free_after = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_before, &total_b));
+    const GenerationTiming t = time_generation(*mine, prompt, S, steps);
+    CUDA_CHECK(cudaMemGetInfo(&free_after, &total_b));
+    if (free_after + (size_t(1) << 20) < free_before) {
+        r.reason = fmt::format("device memory fell by {:.1f} MB during generation: allocate once, outside the loop",
+                               (free_before - free_after) / 1e6);
+        return r;
+    }
+    for (float x : mine->logits_host().data)
+        if (!std::isfinite(x)) {
+            r.reason = fmt::format("the logits of step {} are not finite", steps);
+            return r;
+        }
+    mine.reset();  // the cache's memory back before the baseline runs
+
+    // The no-cache baseline: every step recomputes the whole sequence (the student's Task-4 kernel).
+    DecoderModel baseline(w, Attention::recompute);
+    baseline.prefill(prompt, S);
+    const double no_cache_ms = median_step_ms(baseline, checked_steps);
+    r.ms = t.ttft_ms + t.tbt_total();
+    r.metrics = {{"TTFT ms", t.ttft_ms},
+                 {"TBT median ms", t.tbt_median()},
+                 {"TBT p90 ms", t.tbt_p90()},
+                 {"decode tokens/s", cfg.batch * 1000.0 / t.tbt_median()},
+                 {"KV cache GB", cfg.kv_cache_bytes() / 1e9},
+                 {"no-cache step ms", no_cache_ms},
+                 {"KV-cache speedup per step", no_cache_ms / t.tbt_median()}};
+    r.status = "passed";
+    return r;
+}
+
+// attention_forward must refuse what is neither a prefill nor a decode step, naming the numbers.
+CaseResult rejects(int S, int pos, int max_seq) {
+    const int B = 1, H = 2, D = 64;
+    CaseResult r;
+    r.shape = fmt::format("S={} pos={} max_seq={}", S, pos, max_seq);
+    DeviceBuffer<float> q(size_t(B) * H * S * D), k(q.size()), v(q.size()), o(q.size()), kc(size_t(B) * H * max_seq * D),
+        vc(kc.size());
+    try {
+        attention_forward(q.get(), k.get(), v.get(), o.get(), {kc.get(), vc.get(), max_seq}, B, H, S, D, pos);
+        sync_default_stream();
+    } catch (const std::logic_error& e) {  // std::invalid_argument or std::out_of_range
+        const std::string msg = e.what();
+        if (msg.find(std::to_string(pos)) != std::string::npos && msg.find(std::to_string(max_seq)) != std::string::npos) {
+            r.status = "passed";
+            return r;
+        }
+        r.reason = fmt::format("threw, but the message does not name pos {} and max_seq {}: {}", pos, max_seq, msg);
+        return r;
+    }
+    r.reason = fmt::format("attention_forward accepted S={} at pos={} with max_seq={} (must throw std::invalid_argument)", S,
+                           pos, max_seq);
+    return r;
+}
+
+}  // namespace
+
+std::vector<GradeCase> grade_cases() {
+    std::vector<GradeCase> cases;
+    for (const char* g : {"prompt37_d64", "prompt1_d128", "prompt129_d32"})
+        cases.push_back({fmt::format("torch golden: {}", g), 1.0, [g] { return golden_case(g); }, "golden"});
+    {
+        ModelConfig c;  // head_dim 128, a prompt no tile divides, 40 steps
+        c.vocab = 2048, c.hidden = 512, c.heads = 4, c.layers = 3, c.ffn = 2048, c.batch = 3, c.max_seq = 200 + 40, c.seed = 6101;
+        cases.push_back({"KV cache vs no-cache oracle", 2.0, [c] { return oracle_case(c, 200, 40, ""); }, "oracle"});
+    }
+    cases.push_back({"course: 24 layers × 4096, prompt 1024, 100 tokens", 2.0, [] { return course_case(); }, "course"});
+    cases.push_back({"rejects a chunked prefill (S=3 at pos=5)", 0.5, [] { return rejects(3, 5, 16); }, "errors"});
+    cases.push_back({"rejects a step past max_seq (pos=16)", 0.5, [] { return rejects(1, 16, 16); }, "errors"});
+    for (int draw = 0; draw < 2; ++draw)
+        cases.push_back({fmt::format("fresh weights #{}", draw + 1), 1.0, [draw] { return fresh_case(draw); }, "fresh"});
+    return cases;
+}
+
+}  // namespace task6
