@@ -5,7 +5,8 @@
 #   make bench-task2 | bench-task4 | bench-task5 | bench-task6 | tune-task4 IMPL=reference   benchmarks (GPU)
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
-#   make goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
+#   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
+#   make model | goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
 COMMON    := build/common
@@ -22,10 +23,10 @@ CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++17 -Wall -Wextra -I. -I$(CUDA_HOME)/include -DFMT_HEADER_ONLY -DATTNLAB_ROOT='"$(CURDIR)"' -MMD -MP
 NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -I. -Xcompiler -Wall,-Wextra -MMD -MP
-LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lpthread
+LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lpcre2-8 -lpthread
 
 CPU_TASKS := 1 3
-GPU_TASKS := 2 4 5 6
+GPU_TASKS := 2 4 5 6 7
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
 # Each task's implementation: taskN/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp task$(t)/$$(IMPL)/*.cu)))
@@ -40,43 +41,48 @@ ref_or_own = $(if $(HAVE_REFERENCE),build/reference/$(1),$(call obj_impl,$(2)))
 TASK4_EXTRA := task4/tuning.cpp
 TASK6_EXTRA := task4/tuning.cpp task6/model.cpp task6/timing.cpp
 TASK6_USES  := 4 5
+# Task 7 has nothing of the student's own: GPT-2 runs on their Tasks 4, 5 and 6.
+TASK7_EXTRA := task4/tuning.cpp task7/tokenizer.cpp task7/gpt2.cpp
+TASK7_USES  := 4 5 6
 task_impl_src = $(foreach u,$(TASK$(1)_USES) $(1),$(TASK$(u)_SRC))
 
 HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/cases.cpp \
                common/golden.cpp common/cpu_ops.cpp common/alloc_tracker.cpp common/seed.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \
-               common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu
+               common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
                grader/protected.cpp grader/symbols.cpp
 
 # Files a submission must not edit; their sums (grader/protected.sha256) are compiled into the grader.
 # (The kit ships all of them; staff-only tools are not among them.)
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
+              task7/tokenizer.* task7/gpt2.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases.h task*/cases.cpp \
               task*/test_task*.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.*) \
-              tools/make_goldens.py tools/llm_reference.py tools/install_deps.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
+              tools/make_goldens.py tools/llm_reference.py tools/train_model.py tools/install_deps.sh tools/fetch_assets.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
 obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: help all deps goldens goldens-if-stale test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps model goldens goldens-if-stale test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,10p' Makefile
+	@sed -n '3,9p' Makefile
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
 	@bash tools/install_deps.sh
 
 GOLDEN_SOURCES := tools/make_goldens.py tools/llm_reference.py
+# tiktoken (in .deps/py, from tools/fetch_assets.sh) gives Task 7's goldens their token ids.
 goldens:
-	$(PYTHON) tools/make_goldens.py
+	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/make_goldens.py
 	@sha256sum $(GOLDEN_SOURCES) > goldens/.stamp
 
 # Regenerates only when the generator changed since the goldens were written.
@@ -118,10 +124,33 @@ $(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$^ -o $$@ $$(LDLIBS)
 
+ifneq ($(if $(PROMPT),$(1)),7)
 task$(1): $(BUILD)/bin/task$(1)
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task$(1)
+endif
 endef
 $(foreach t,$(TASKS),$(eval $(call TASK_TEST,$(t))))
+
+# Task 7: `make task7` runs its tests; `make task7 PROMPT="…" TOKENS=50` runs GPT-2 on your kernels.
+ifdef PROMPT
+task7: $(BUILD)/bin/gpt2
+	./$(BUILD)/bin/gpt2 --prompt "$(PROMPT)" --tokens $(or $(TOKENS),50) $(ARGS)
+endif
+$(BUILD)/bin/gpt2: $(call obj_common,task7/gpt2_main.cpp $(TASK7_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,7))
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+# The tokenizer against tiktoken (CPU only: CI runs it).
+$(BUILD)/bin/tokenizer_tests: $(call obj_common,common/test_main.cpp task7/test_tokenizer.cpp task7/tokenizer.cpp) $(HARNESS_OBJ)
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+# Task 7's default model: a small GPT-2 trained on the King James Bible (about 10 minutes on 2 cores).
+MODEL_DIR ?= models/kjv-gpt2
+model: $(MODEL_DIR)/reference.safetensors
+$(MODEL_DIR)/reference.safetensors: tools/train_model.py
+	@bash tools/install_deps.sh
+	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/train_model.py --out $(MODEL_DIR) $(MODEL_ARGS)
 
 $(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp) $(HARNESS_OBJ)
 	@mkdir -p $(dir $@)
@@ -204,6 +233,7 @@ grade-build: $(GRADER_BIN) $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 \
              $(if $(HAVE_REFERENCE),build/reference/bin/bench_task4 build/reference/bin/bench_task5)
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
+     $(BUILD)/bin/gpt2 $(BUILD)/bin/tokenizer_tests \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4)
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------

@@ -19,6 +19,7 @@ struct CaseResult {
     double tol_share = -1;
     double ms = -1;                 // wall time of the call under test (informational, not a benchmark)
     std::map<std::string, double> metrics;  // e.g. peak_scratch_bytes
+    std::string output;             // text for the report (Task 7's generations)
 };
 
 struct GradeCase {

@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 nlohmann::json to_json(const CaseResult& r) {
     return {{"status", r.status}, {"reason", r.reason},   {"detail", r.detail},    {"shape", r.shape},
-            {"max_abs_err", r.max_abs_err}, {"tol_share", r.tol_share}, {"ms", r.ms}, {"metrics", r.metrics}};
+            {"max_abs_err", r.max_abs_err}, {"tol_share", r.tol_share}, {"ms", r.ms}, {"metrics", r.metrics}, {"output", r.output}};
 }
 
 CaseResult from_json(const nlohmann::json& j) {
@@ -40,6 +40,7 @@ CaseResult from_json(const nlohmann::json& j) {
     r.tol_share = j.at("tol_share");
     r.ms = j.at("ms");
     r.metrics = j.at("metrics").get<std::map<std::string, double>>();
+    r.output = j.value("output", "");
     return r;
 }
 

@@ -68,10 +68,12 @@ std::string perf_table(const TaskReport& t) {
 std::string metrics_lines(const TaskReport& t) {
     std::string md;
     for (const auto& c : t.cases) {
-        if (c.result.metrics.empty()) continue;
-        std::vector<std::string> parts;
-        for (const auto& [name, value] : c.result.metrics) parts.push_back(fmt::format("{} **{:.4g}**", name, value));
-        md += fmt::format("\n{} ({}): {}\n", c.name, c.result.status, fmt::join(parts, " · "));
+        if (!c.result.metrics.empty()) {
+            std::vector<std::string> parts;
+            for (const auto& [name, value] : c.result.metrics) parts.push_back(fmt::format("{} **{:.4g}**", name, value));
+            md += fmt::format("\n{} ({}): {}\n", c.name, c.result.status, fmt::join(parts, " · "));
+        }
+        if (!c.result.output.empty()) md += fmt::format("\n{}:\n\n{}\n", c.name, c.result.output);
     }
     return md;
 }

@@ -7,6 +7,7 @@
 #include "task4/cases.h"
 #include "task5/cases.h"
 #include "task6/cases.h"
+#include "task7/cases.h"
 
 namespace grader {
 
@@ -18,6 +19,7 @@ const std::vector<TaskDef>& built_tasks() {
         {4, true, task4::grade_cases},
         {5, true, task5::grade_cases},
         {6, true, task6::grade_cases},
+        {7, true, task7::grade_cases},
     };
     return tasks;
 }

@@ -22,6 +22,7 @@
 #include "common/cuda/device.h"
 #include "common/cuda/gpu_case.h"
 #include "common/golden.h"
+#include "common/llm/greedy_check.h"
 #include "common/seed.h"
 #include "task6/model.h"
 #include "task6/timing.h"
@@ -30,31 +31,11 @@ namespace task6 {
 namespace {
 
 using namespace attn;
-const std::vector<std::string> kDims = {"b", "vocab"};
 const Tolerance kSmallTol{1e-3, 1e-3}, kCourseTol{3e-3, 3e-3};
 
-// The step's logits against the reference's, then our greedy tokens against the reference's.
-bool check_step(CaseResult& r, const std::string& step, const Tensor& got, const Tensor& want, const std::vector<int>& ours,
-                const std::vector<int>& theirs, Tolerance tol) {
-    if (!check_output(r, step + " logits", got, want, tol, kDims)) return false;
-    const int64_t V = want.shape[1];
-    for (size_t b = 0; b < theirs.size(); ++b) {
-        if (ours[b] == theirs[b]) continue;
-        const double mine = want.ptr()[int64_t(b) * V + ours[b]], best = want.ptr()[int64_t(b) * V + theirs[b]];
-        if (best - mine <= tol.atol + tol.rtol * std::fabs(best)) continue;  // a tie within float32 noise
-        r.status = "failed";
-        r.reason = fmt::format("{}: sequence {} chose token {}, the reference {} (logit {:.4f} vs {:.4f})", step, b, ours[b],
-                               theirs[b], mine, best);
-        return false;
-    }
-    return true;
-}
+using llm::check_step;
+using llm::column;
 
-std::vector<int> column(const std::vector<int>& rows, int B, int cols, int c) {
-    std::vector<int> out(static_cast<size_t>(B));
-    for (int b = 0; b < B; ++b) out[size_t(b)] = rows[size_t(b) * cols + c];
-    return out;
-}
 std::vector<int> newest(const DecoderModel& m) {
     return column(m.tokens(), m.config().batch, m.length(), m.length() - 1);
 }

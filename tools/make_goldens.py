@@ -243,8 +243,62 @@ def make_task6(w):
     task6_case(w, "prompt129_d32", 1000, 128, 4, 3, 512, 1, 129, 8, 6003)
 
 
+# --- Task 7: GPT-2 -------------------------------------------------------------------------------------
+
+TOKENIZER_TEXTS = [
+    "Hello world",
+    "Hello world! It's a test: we'll see  if   \"don't\" & I'm  OK — naïve café, 東京 123456 3.14159\n\ttabs\tand\n"
+    "newlines    trailing   \nÜnïcödé ß αβγ 🙂🙂 x²+y² ½ ١٢٣ don'T 'S 're'VE <|endoftext|> $$$ ...!!! \n",
+    "   leading spaces, and trailing ones   ",
+    "\n\n\n  \t \r\n mixed\u00a0no-break\u2003em space",
+    "int main() { return x->y[3] != 0 ? 1 : -2; }  // code\n",
+    "1234567890 12,345.67 +1-800 0x1F 1e-5 3rd 21st",
+]
+
+
+def make_task7(w):
+    """The tokenizer's expected ids (tiktoken), and a small random-weight GPT-2 in Hugging Face's
+    layout with torch's greedy tokens and logits for the two prompts (tools/llm_reference.py)."""
+    import subprocess
+    out = os.path.join(w.out_dir, "task7")
+    enc = llm_reference.tiktoken_gpt2(os.path.join(ROOT, ".deps", "gpt2.tiktoken"))
+    texts = TOKENIZER_TEXTS + list(llm_reference.PROMPTS)
+    try:  # a long, real text: the first 100,000 characters of the King James Bible (bible-kjv)
+        texts.append(subprocess.run(["bible", "-l0", "gen1:1-exo40:38"], capture_output=True, text=True,
+                                    check=True).stdout[:100000])
+    except (OSError, subprocess.CalledProcessError):
+        print("goldens: bible-kjv missing, the tokenizer's long text is left out", flush=True)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "tokenizer.json"), "w") as f:
+        json.dump({"format_version": FORMAT_VERSION, "tiktoken": __import__("tiktoken").__version__,
+                   "cases": [{"text": t, "ids": enc.encode_ordinary(t)} for t in texts]}, f, ensure_ascii=False)
+    g = w.generator("tiny-gpt2")
+    cfg = llm_reference.gpt2_config(50257, 128, 128, 2, 2)
+    tensors = {}
+    for name in llm_reference.gpt2_keys(cfg["n_layer"]):
+        shape = llm_reference.gpt2_shape(name, cfg)
+        t = torch.randn(*shape, generator=g)
+        if name.endswith("weight") and len(shape) == 1:
+            t = 1 + 0.1 * t        # LayerNorm gains
+        elif name.endswith("bias"):
+            t = 0.05 * t
+        elif name == "wte.weight":
+            t = 0.1 * t            # logits wide enough that greedy choices are not near-ties
+        else:
+            t = t / math.sqrt(shape[0])
+        tensors[name] = t
+    llm_reference.gpt2_save(os.path.join(out, "tiny"), cfg, tensors, write_safetensors)
+    model_cfg, wts = llm_reference.gpt2_load(os.path.join(out, "tiny"))
+    ref = {}
+    for i, prompt in enumerate(llm_reference.PROMPTS):
+        ids = torch.tensor([enc.encode_ordinary(prompt)])
+        tokens, logits = llm_reference.gpt2_greedy(model_cfg, wts, ids, 50)
+        ref.update({f"prompt{i}": ids.float(), f"tokens{i}": tokens.float(), f"logits{i}": logits})
+    w.save("task7", "tiny_reference", ref, 1e-3, 1e-3, steps=50)
+
+
 TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3, "task4": make_task4, "task5": make_task5,
-         "task6": make_task6}
+         "task6": make_task6, "task7": make_task7}
 
 
 def main():

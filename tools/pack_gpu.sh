@@ -14,6 +14,7 @@ for t in $GPU_TASKS; do
   [ -f build/reference/bin/bench_task$t ] && strip -o build/carry/reference/bench_task$t build/reference/bin/bench_task$t
 done
 strip -o build/carry/reference/grader build/reference/bin/grader
+strip -o build/carry/reference/gpt2 build/reference/bin/gpt2
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
 [ -d goldens/task6 ] && mkdir -p build/carry/goldens && cp -r goldens/task6 build/carry/goldens/
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4

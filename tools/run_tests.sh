@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 MAKE="make --no-print-directory"
 PY=/usr/bin/python3
 CPU_TASKS="1 3"
-GPU_TASKS="2 4 5 6"
+GPU_TASKS="2 4 5 6 7"
 LOG=build/test-logs
 passed=0 failed=0 skipped=0
 
@@ -46,6 +46,7 @@ if ! ls task*/reference >/dev/null 2>&1; then
   step "check-protected (harness sums current)" $MAKE check-protected
   step "build" $MAKE -j2 IMPL=skeleton all
   step "harness unit tests" ./build/skeleton/bin/unit_tests
+  step "task7 tokenizer equals tiktoken" ./build/skeleton/bin/tokenizer_tests
   step "grade (writes Results.md)" $MAKE grade OUT=build/grade
   echo "test: $passed passed, $failed failed, $skipped skipped"
   [ $failed -eq 0 ]; exit
@@ -57,6 +58,8 @@ step "check-protected (harness sums current)" $MAKE check-protected
 step "build reference" $MAKE -j2 IMPL=reference all
 step "build skeleton" $MAKE -j2 IMPL=skeleton all
 step "harness unit tests" ./build/reference/bin/unit_tests
+step "task7 tokenizer equals tiktoken" ./build/reference/bin/tokenizer_tests
+step "make model (smoke: 20 training steps)" $MAKE model MODEL_DIR=build/model-smoke MODEL_ARGS="--steps 20"
 for t in $CPU_TASKS; do
   step "task$t reference passes" ./build/reference/bin/task$t
   step "task$t skeleton fails cleanly" skeleton_fails_cleanly ./build/skeleton/bin/task$t
@@ -71,7 +74,7 @@ done
 if [ $? -ne 77 ]; then GRADED="$CPU_TASKS $GPU_TASKS" NOT_RUN=""
 else GRADED="$CPU_TASKS" NOT_RUN="--not-run $GPU_TASKS"; fi
 step "grade reference: full marks" bash -c "$MAKE grade IMPL=reference OUT=build/grade-reference && \
-  $PY tools/check_grade.py build/grade-reference/results.json --full $GRADED $NOT_RUN --not-available 7"
+  $PY tools/check_grade.py build/grade-reference/results.json --full $GRADED $NOT_RUN"
 step "grade skeleton: 0, each TODO named" bash -c "$MAKE grade IMPL=skeleton OUT=build/grade-skeleton && \
   $PY tools/check_grade.py build/grade-skeleton/results.json --zero $GRADED $NOT_RUN --reason 'not implemented'"
 step "negative controls" $PY tools/check_controls.py

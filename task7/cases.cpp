@@ -1,0 +1,138 @@
+// cases.cpp — Task 7's graded cases: GPT-2 on the student's kernels (Tasks 4–6), token for token.
+//   golden  a small random-weight GPT-2 that tools/make_goldens.py writes in Hugging Face's layout,
+//           with torch's greedy tokens and every step's logits (float64, no cache) for two prompts
+//   model   the default model (`make model`, or GPT2_DIR) against the reference that `make model`
+//           wrote beside it; the generated text, greedy and sampled, goes into Results.md
+// Each prompt is tokenised by the C++ tokenizer and must give tiktoken's ids; the run then follows
+// the reference's tokens step by step (llm::check_step: logits within tolerance, same greedy token).
+#include "task7/cases.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/check.h"
+#include "common/golden.h"
+#include "common/llm/greedy_check.h"
+#include "common/safetensors.h"
+#include "task7/gpt2.h"
+#include "task7/tokenizer.h"
+
+namespace task7 {
+namespace {
+
+using namespace attn;
+
+std::vector<int> as_ids(const Tensor& t) {
+    std::vector<int> ids(t.data.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(t.data[i]);
+    return ids;
+}
+
+// The prompts of the exact-match checks: the same text as PROMPTS in tools/llm_reference.py.
+const char* const kCoursePrompt = "What are the advantages of using flashattention kernels in large language model inference?";
+const char* const kSecondPrompt = "And God said unto Moses,";
+
+Tensor step_of(const Tensor& all, int step) {  // [steps, B, V] → [B, V]
+    Tensor t({all.shape[1], all.shape[2]});
+    std::copy_n(all.ptr() + step * t.size(), t.size(), t.ptr());
+    return t;
+}
+
+const gpt2::Tokenizer& tokenizer() {
+    static const gpt2::Tokenizer t;
+    return t;
+}
+
+// Prompt `i` of a reference file (prompt{i}, tokens{i}, logits{i}) on the checkpoint in `dir`.
+CaseResult match_reference(const std::string& dir, const std::string& reference, int i, const std::string& prompt) {
+    const SafetensorsFile f(reference, "run \"make goldens\" (the small model) or \"make model\" (the default one)");
+    const int steps = std::stoi(f.metadata("steps"));
+    const Tolerance tol{std::stod(f.metadata("atol")), std::stod(f.metadata("rtol"))};
+    const std::vector<int> want_prompt = as_ids(f.load_f32(fmt::format("prompt{}", i)));
+    const std::vector<int> want_tokens = as_ids(f.load_f32(fmt::format("tokens{}", i), {1, steps + 1}));
+    const auto ck = gpt2::Checkpoint::load(dir);
+    const Tensor want_logits = f.load_f32(fmt::format("logits{}", i), {steps + 1, 1, ck->cfg.vocab});
+    CaseResult r;
+    const int S = int(want_prompt.size());
+    r.shape = fmt::format("{}; prompt of {} tokens + {} greedy", ck->cfg.describe(), S, steps);
+    const std::vector<int> ids = tokenizer().encode(prompt);
+    if (ids != want_prompt) {
+        r.reason = fmt::format("the tokenizer's {} ids for the prompt differ from tiktoken's {}", ids.size(), want_prompt.size());
+        return r;
+    }
+    gpt2::Engine e(ck, 1, S + steps + 1);
+    r.ms = wall_ms([&] {
+        for (int step = 0; step <= steps; ++step) {
+            if (step == 0)
+                e.prefill(ids, S);
+            else
+                e.decode();
+            const std::vector<int> theirs = {want_tokens[size_t(step)]};
+            const std::vector<int> ours = {e.tokens().back()};
+            if (!llm::check_step(r, step == 0 ? "prefill" : fmt::format("step {} (position {})", step, S + step - 1),
+                                 e.logits_host(), step_of(want_logits, step), ours, theirs, tol))
+                return;
+            e.force_newest(theirs);
+        }
+        r.status = "passed";
+    });
+    return r;
+}
+
+// `tokens` new tokens after `prompt` (batch 1), decoded; decode tokens/s by the host's clock.
+std::string generate(const std::shared_ptr<const gpt2::Checkpoint>& ck, const std::string& prompt, int tokens,
+                     const gpt2::Sampling& s, double* tokens_per_s) {
+    const std::vector<int> ids = tokenizer().encode(prompt);
+    gpt2::Engine e(ck, 1, int(ids.size()) + tokens + 1);
+    e.set_sampling(s);
+    e.prefill(ids, int(ids.size()));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 1; i < tokens; ++i) e.decode();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const double s_elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (tokens_per_s) *tokens_per_s = (tokens - 1) / s_elapsed;
+    std::vector<int> all = e.tokens();
+    return tokenizer().decode(std::vector<int>(all.begin() + long(ids.size()), all.end()));
+}
+
+CaseResult golden_case(int i) {
+    return match_reference(goldens_dir() + "/task7/tiny", golden_path("task7", "tiny_reference"), i,
+                           i == 0 ? kCoursePrompt : kSecondPrompt);
+}
+
+CaseResult model_case() {
+    const std::string dir = gpt2::default_model_dir();
+    CaseResult r;
+    for (int i = 0; i < 2; ++i) {
+        r = match_reference(dir, dir + "/reference.safetensors", i, i == 0 ? kCoursePrompt : kSecondPrompt);
+        if (r.status != "passed") {
+            r.reason = fmt::format("prompt {}: {}", i + 1, r.reason);
+            return r;
+        }
+    }
+    const auto ck = gpt2::Checkpoint::load(dir);
+    double greedy_tps = 0;
+    const std::string greedy = generate(ck, kCoursePrompt, 50, {}, &greedy_tps);
+    const std::string sampled = generate(ck, kCoursePrompt, 50, {10, 0.95f, 1234}, nullptr);
+    r.shape = fmt::format("{} ({}); both prompts, 50 greedy tokens each", ck->cfg.describe(), dir);
+    r.output = fmt::format("Prompt: {}\n\n```text\n[greedy, token for token equal to the torch reference]\n{}{}\n\n"
+                           "[top-k 10, temperature 0.95, seed 1234]\n{}{}\n```\n",
+                           kCoursePrompt, kCoursePrompt, llm::printable(greedy), kCoursePrompt, llm::printable(sampled));
+    r.metrics = {{"decode tokens/s (batch 1)", greedy_tps}};
+    return r;
+}
+
+}  // namespace
+
+std::vector<GradeCase> grade_cases() {
+    return {
+        {"tiny GPT-2 vs torch: the course's prompt", 1.0, [] { return golden_case(0); }, "golden"},
+        {"tiny GPT-2 vs torch: a second prompt", 1.0, [] { return golden_case(1); }, "golden"},
+        {"default model vs torch, and its text", 2.0, [] { return model_case(); }, "model"},
+    };
+}
+
+}  // namespace task7

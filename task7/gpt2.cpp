@@ -1,0 +1,201 @@
+// gpt2.cpp — see gpt2.h.
+#include "task7/gpt2.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "common/llm/kernels.h"
+#include "common/llm/skinny_gemm.h"
+#include "common/safetensors.h"
+
+namespace gpt2 {
+namespace {
+
+int config_int(const nlohmann::json& j, const std::string& path, std::initializer_list<const char*> names) {
+    for (const char* n : names)
+        if (j.contains(n) && j[n].is_number_integer()) return j[n].get<int>();
+    throw std::runtime_error(fmt::format("{}: no integer \"{}\"", path, *names.begin()));
+}
+
+Config read_config(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error(path + ": cannot open (a GPT-2 checkpoint directory holds config.json and model.safetensors; "
+                                            "run \"make model\", or set GPT2_DIR)");
+    nlohmann::json j;
+    try {
+        f >> j;
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(path + ": not valid JSON (" + e.what() + ")");
+    }
+    Config c;
+    c.vocab = config_int(j, path, {"vocab_size"});
+    c.n_positions = config_int(j, path, {"n_positions", "n_ctx"});
+    c.n_embd = config_int(j, path, {"n_embd"});
+    c.n_layer = config_int(j, path, {"n_layer"});
+    c.n_head = config_int(j, path, {"n_head"});
+    c.eps = j.value("layer_norm_epsilon", 1e-5f);
+    const std::string act = j.value("activation_function", "gelu_new");
+    if (act != "gelu_new" && act != "gelu_pytorch_tanh")
+        throw std::runtime_error(path + ": activation_function \"" + act + "\" is not GPT-2's tanh GELU (gelu_new)");
+    if (!j.value("tie_word_embeddings", true)) throw std::runtime_error(path + ": the LM head must be tied to wte");
+    const int D = c.head_dim();
+    if (c.n_embd % c.n_head || (D != 32 && D != 64 && D != 96 && D != 128))
+        throw std::runtime_error(fmt::format("{}: head_dim {} / {} is not 32, 64, 96 or 128", path, c.n_embd, c.n_head));
+    return c;
+}
+
+}  // namespace
+
+std::string Config::describe() const {
+    return fmt::format("GPT-2 {} layers × {} wide, {} heads of {}, vocab {}, context {}", n_layer, n_embd, n_head, head_dim(),
+                       vocab, n_positions);
+}
+
+std::string default_model_dir() {
+    if (const char* d = std::getenv("GPT2_DIR")) return d;
+#ifdef ATTNLAB_ROOT
+    return std::string(ATTNLAB_ROOT) + "/models/kjv-gpt2";
+#else
+    return "models/kjv-gpt2";
+#endif
+}
+
+std::shared_ptr<Checkpoint> Checkpoint::load(const std::string& dir) {
+    auto ck = std::make_shared<Checkpoint>();
+    ck->dir = dir;
+    ck->cfg = read_config(dir + "/config.json");
+    const Config& c = ck->cfg;
+    const int64_t C = c.n_embd;
+    const attn::SafetensorsFile file(dir + "/model.safetensors", "a GPT-2 checkpoint in Hugging Face's layout");
+    // 12 tensors a block, 4 outside; each rounded up to 4 floats (16-byte aligned for the GEMMs)
+    const size_t per_block = 12 * size_t(C) * C + 13 * size_t(C) + 12 * 4;
+    ck->data = attn::DeviceBuffer<float>(size_t(c.vocab + c.n_positions) * C + 2 * size_t(C) + 4 * 4 + per_block * c.n_layer);
+    float* p = ck->data.get();
+    // One tensor onto the device; Conv1D [in, out] weights transposed to [out, in].
+    auto put = [&](const std::string& key, attn::Shape shape, bool transpose = false) {
+        const std::string name = file.has("transformer." + key) ? "transformer." + key : key;
+        if (!file.has(name))
+            throw std::runtime_error(fmt::format("{}/model.safetensors: missing tensor \"{}\" (expected {})", dir, key, attn::shape_str(shape)));
+        attn::Tensor t = file.load_f32(name, shape);
+        if (transpose) {
+            attn::Tensor tt({shape[1], shape[0]});
+            for (int64_t i = 0; i < shape[0]; ++i)
+                for (int64_t j = 0; j < shape[1]; ++j) tt.ptr()[j * shape[0] + i] = t.ptr()[i * shape[1] + j];
+            t = std::move(tt);
+        }
+        float* dst = p;
+        CUDA_CHECK(cudaMemcpy(dst, t.ptr(), t.data.size() * sizeof(float), cudaMemcpyHostToDevice));
+        p += (t.data.size() + 3) / 4 * 4;  // keep every tensor 16-byte aligned
+        return dst;
+    };
+    ck->wte = put("wte.weight", {c.vocab, C});
+    ck->wpe = put("wpe.weight", {c.n_positions, C});
+    for (int i = 0; i < c.n_layer; ++i) {
+        const std::string h = fmt::format("h.{}.", i);
+        Block b{};
+        b.ln1_g = put(h + "ln_1.weight", {C}), b.ln1_b = put(h + "ln_1.bias", {C});
+        b.attn_w = put(h + "attn.c_attn.weight", {C, 3 * C}, true), b.attn_b = put(h + "attn.c_attn.bias", {3 * C});
+        b.proj_w = put(h + "attn.c_proj.weight", {C, C}, true), b.proj_b = put(h + "attn.c_proj.bias", {C});
+        b.ln2_g = put(h + "ln_2.weight", {C}), b.ln2_b = put(h + "ln_2.bias", {C});
+        b.fc_w = put(h + "mlp.c_fc.weight", {C, 4 * C}, true), b.fc_b = put(h + "mlp.c_fc.bias", {4 * C});
+        b.mlp_proj_w = put(h + "mlp.c_proj.weight", {4 * C, C}, true), b.mlp_proj_b = put(h + "mlp.c_proj.bias", {C});
+        ck->blocks.push_back(b);
+    }
+    ck->lnf_g = put("ln_f.weight", {C}), ck->lnf_b = put("ln_f.bias", {C});
+    return ck;
+}
+
+Engine::Engine(std::shared_ptr<const Checkpoint> ckpt, int batch, int max_seq)
+    : ck_(std::move(ckpt)), B_(batch), max_seq_(max_seq), stride_(max_seq + 1) {
+    const Config& c = ck_->cfg;
+    if (batch < 1) throw std::invalid_argument("gpt2::Engine: batch must be ≥ 1");
+    if (max_seq < 1 || max_seq > c.n_positions)
+        throw std::invalid_argument(fmt::format("gpt2::Engine: max_seq {} must be in 1 … {} (the model's context)", max_seq, c.n_positions));
+    const size_t T = size_t(batch) * max_seq, C = size_t(c.n_embd), per = size_t(batch) * max_seq * C;
+    cache_ = attn::DeviceBuffer<float>(2 * per * c.n_layer);
+    cache_.poison();
+    for (int l = 0; l < c.n_layer; ++l) caches_.push_back({cache_.get() + 2 * per * l, cache_.get() + 2 * per * l + per, max_seq});
+    for (auto* b : {&x_, &h_, &q_, &k_, &v_, &o_, &merged_}) *b = attn::DeviceBuffer<float>(T * C);
+    qkv_ = attn::DeviceBuffer<float>(T * 3 * C), fc_ = attn::DeviceBuffer<float>(T * 4 * C);
+    last_ = attn::DeviceBuffer<float>(size_t(batch) * C), logits_ = attn::DeviceBuffer<float>(size_t(batch) * c.vocab);
+    history_ = attn::DeviceBuffer<int>(size_t(batch) * stride_);
+    CUDA_CHECK(cudaMemset(history_.get(), 0, history_.bytes()));
+}
+
+void Engine::prefill(const std::vector<int>& prompt, int S) {
+    if (S < 1 || S > max_seq_)
+        throw std::invalid_argument(fmt::format("prefill: a prompt of {} tokens does not fit max_seq {}", S, max_seq_));
+    if (prompt.size() != size_t(B_) * S)
+        throw std::invalid_argument(fmt::format("prefill: {} token ids for batch {} × {} tokens", prompt.size(), B_, S));
+    for (int id : prompt)
+        if (id < 0 || id >= ck_->cfg.vocab) throw std::invalid_argument(fmt::format("prefill: token id {} is outside the vocabulary", id));
+    CUDA_CHECK(cudaMemcpy2D(history_.get(), stride_ * sizeof(int), prompt.data(), S * sizeof(int), S * sizeof(int), B_,
+                            cudaMemcpyHostToDevice));
+    forward(0, S);
+    processed_ = S;
+}
+
+void Engine::decode() {
+    if (processed_ < 1) throw std::logic_error("decode: call prefill first");
+    if (processed_ >= max_seq_) throw std::out_of_range(fmt::format("decode: the context of {} tokens is full", max_seq_));
+    forward(processed_, 1);
+    ++processed_;
+}
+
+void Engine::force_newest(const std::vector<int>& tokens) {
+    if (tokens.size() != size_t(B_)) throw std::invalid_argument("force_newest: one token per sequence");
+    CUDA_CHECK(cudaMemcpy2D(history_.get() + processed_, stride_ * sizeof(int), tokens.data(), sizeof(int), sizeof(int), B_,
+                            cudaMemcpyHostToDevice));
+}
+
+std::vector<int> Engine::tokens() const {
+    const int n = length();
+    std::vector<int> out(size_t(B_) * n);
+    CUDA_CHECK(cudaMemcpy2D(out.data(), n * sizeof(int), history_.get(), stride_ * sizeof(int), n * sizeof(int), B_,
+                            cudaMemcpyDeviceToHost));
+    return out;
+}
+
+attn::Tensor Engine::logits_host() const {
+    attn::Tensor t({B_, ck_->cfg.vocab});
+    CUDA_CHECK(cudaMemcpy(t.ptr(), logits_.get(), logits_.bytes(), cudaMemcpyDeviceToHost));
+    return t;
+}
+
+void Engine::forward(int start, int S) {
+    const Config& c = ck_->cfg;
+    const int C = c.n_embd, T = B_ * S, H = c.n_head, D = c.head_dim();
+    llm::embed(history_.get(), stride_, B_, start, S, ck_->wte, ck_->wpe, c.vocab, C, x_.get());
+    for (int l = 0; l < c.n_layer; ++l) {
+        const Checkpoint::Block& b = ck_->blocks[size_t(l)];
+        llm::layernorm(x_.get(), b.ln1_g, b.ln1_b, h_.get(), T, C, c.eps);
+        llm::linear_nt(gemm_, h_.get(), b.attn_w, qkv_.get(), T, 3 * C, C);
+        llm::split_heads(qkv_.get(), b.attn_b, nullptr, nullptr, B_, S, H, D, start, q_.get(), k_.get(), v_.get());
+        task6::attention_forward(q_.get(), k_.get(), v_.get(), o_.get(), caches_[size_t(l)], B_, H, S, D, start);
+        const float* attn_out = o_.get();  // [B, H, 1, D] is already [B, C] when S == 1
+        if (S > 1) {
+            llm::merge_heads(o_.get(), B_, H, S, D, merged_.get());
+            attn_out = merged_.get();
+        }
+        llm::linear_nt(gemm_, attn_out, b.proj_w, x_.get(), T, C, C, 1.f);  // x += attention · c_proj
+        llm::add_bias(x_.get(), b.proj_b, T, C);
+        llm::layernorm(x_.get(), b.ln2_g, b.ln2_b, h_.get(), T, C, c.eps);
+        llm::linear_nt(gemm_, h_.get(), b.fc_w, fc_.get(), T, 4 * C, C);
+        llm::bias_gelu(fc_.get(), b.fc_b, T, 4 * C);
+        llm::linear_nt(gemm_, fc_.get(), b.mlp_proj_w, x_.get(), T, C, 4 * C, 1.f);  // x += MLP
+        llm::add_bias(x_.get(), b.mlp_proj_b, T, C);
+    }
+    llm::layernorm(x_.get(), ck_->lnf_g, ck_->lnf_b, last_.get(), B_, C, c.eps, S, S - 1);
+    llm::linear_nt(gemm_, last_.get(), ck_->wte, logits_.get(), B_, c.vocab, C);  // the LM head is wte
+    if (sampling_.top_k > 0)
+        llm::sample_top_k_to(logits_.get(), B_, c.vocab, sampling_.top_k, sampling_.temperature, sampling_.seed, history_.get(),
+                             stride_, start + S);
+    else
+        llm::argmax_to(logits_.get(), B_, c.vocab, history_.get(), stride_, start + S);
+}
+
+}  // namespace gpt2
