@@ -24,6 +24,25 @@ bool inputs_unchanged(CaseResult& r, const std::string& name, const Tensor& befo
 bool check_output(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, Tolerance tol,
                   const std::vector<std::string>& dims = {});
 
+// Passes `r` when fn() throws E with a message naming every string of `names` (e.g. the bad
+// position and the limit); otherwise records why not — `accepted` when nothing was thrown.
+template <class E, class F>
+void expect_throw(CaseResult& r, F&& fn, const std::vector<std::string>& names, const std::string& accepted) {
+    try {
+        fn();
+    } catch (const E& e) {
+        const std::string msg = e.what();
+        for (const auto& n : names)
+            if (msg.find(n) == std::string::npos) {
+                r.reason = "threw, but the message does not name " + n + ": " + msg;
+                return;
+            }
+        r.status = "passed";
+        return;
+    }
+    r.reason = accepted;
+}
+
 // Wall-clock milliseconds of fn() (informational only: benchmarks use events, not this).
 template <class F>
 double wall_ms(F&& fn) {

@@ -151,20 +151,14 @@ CaseResult rejects_pos(int pos) {
     CaseResult r;
     r.shape = fmt::format("pos={} max_seq={}", pos, max_seq);
     DeviceBuffer<float> kc(size_t(B) * H * max_seq * D), vc(kc.size()), kn(size_t(B) * H * D), vn(kn.size());
-    try {
-        update_cache(kc.get(), vc.get(), kn.get(), vn.get(), B, H, max_seq, D, pos);
-        sync_default_stream();
-    } catch (const std::out_of_range& e) {
-        const std::string msg = e.what();
-        if (msg.find(std::to_string(pos)) != std::string::npos && msg.find(std::to_string(max_seq)) != std::string::npos) {
-            r.status = "passed";
-            return r;
-        }
-        r.reason = fmt::format("threw, but the message does not name pos {} and max_seq {}: {}", pos, max_seq, msg);
-        return r;
-    }
-    r.reason = fmt::format("update_cache accepted pos {} for a cache of {} positions (must throw std::out_of_range)", pos,
-                           max_seq);
+    expect_throw<std::out_of_range>(
+        r,
+        [&] {
+            update_cache(kc.get(), vc.get(), kn.get(), vn.get(), B, H, max_seq, D, pos);
+            sync_default_stream();
+        },
+        {std::to_string(pos), std::to_string(max_seq)},
+        fmt::format("update_cache accepted pos {} for a cache of {} positions (must throw std::out_of_range)", pos, max_seq));
     return r;
 }
 

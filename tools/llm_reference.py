@@ -96,17 +96,22 @@ def task6_logits(wts, cfg, tokens):
     return layer_norm(x[:, -1], wts["lnf_g"], wts["lnf_b"]) @ wts["lm_head"].T
 
 
-def task6_greedy(cfg, prompt, steps):
-    """Greedy generation without a cache: tokens [B, steps + 1] and logits [steps + 1, B, V]."""
-    wts = task6_weights(cfg)
+def greedy(logits_of, prompt, steps):
+    """Greedy generation without a cache, recomputing the whole sequence each step with
+    logits_of(tokens [B, T]) → [B, V]: tokens [B, steps + 1] and logits [steps + 1, B, V]."""
     seq, tokens, logits = prompt.clone(), [], []
     for _ in range(steps + 1):
-        lg = task6_logits(wts, cfg, seq)
+        lg = logits_of(seq)
         nxt = lg.argmax(-1)
         logits.append(lg)
         tokens.append(nxt)
         seq = torch.cat([seq, nxt[:, None]], dim=1)
     return torch.stack(tokens, dim=1), torch.stack(logits)
+
+
+def task6_greedy(cfg, prompt, steps):
+    wts = task6_weights(cfg)
+    return greedy(lambda seq: task6_logits(wts, cfg, seq), prompt, steps)
 
 
 # --- Task 7: GPT-2 in Hugging Face's layout ------------------------------------------------------------
@@ -199,15 +204,7 @@ def gpt2_logits(cfg, w, tokens):
 
 
 def gpt2_greedy(cfg, w, prompt, steps):
-    """Greedy generation without a cache: tokens [B, steps + 1] and logits [steps + 1, B, V]."""
-    seq, tokens, logits = prompt.clone(), [], []
-    for _ in range(steps + 1):
-        lg = gpt2_logits(cfg, w, seq)
-        nxt = lg.argmax(-1)
-        logits.append(lg)
-        tokens.append(nxt)
-        seq = torch.cat([seq, nxt[:, None]], dim=1)
-    return torch.stack(tokens, dim=1), torch.stack(logits)
+    return greedy(lambda seq: gpt2_logits(cfg, w, seq), prompt, steps)
 
 
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""

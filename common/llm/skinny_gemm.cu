@@ -1,6 +1,7 @@
-// skinny_gemm.cu — see skinny_gemm.h. Each warp owns kRowsPerWarp rows of W and reads them in
-// float4 strips of 128 floats, 8 strips unrolled so that many loads are in flight; x is staged in
-// shared memory one K-tile at a time and shared by the block's rows. Sums reduce across the warp.
+// skinny_gemm.cu — see skinny_gemm.h. One warp per row of W: each lane streams float4 strips of the
+// row, kUnroll strips at a time so that many loads are in flight (W is read once: loaded with the
+// evict-first hint), and takes x's matching float4s through the read-only cache (x is small and
+// read by every warp). No shared memory, no barriers; the T sums reduce across the warp at the end.
 // Built into the model code of Tasks 6 and 7 (bench_task6 times it against cuBLAS).
 #include <cstdint>
 
@@ -11,44 +12,41 @@
 namespace llm {
 namespace {
 
-constexpr int kWarps = 4, kRowsPerWarp = 2, kTileK = 1024, kStrips = kTileK / 128;
+constexpr int kWarps = 8;
 
-template <int T>
+// R rows of W per warp (x's loads shared by R rows), U strips per row in flight per lane.
+template <int T, int R, int U>
 __global__ void __launch_bounds__(kWarps * 32) skinny_kernel(const float* __restrict__ x, const float* __restrict__ W,
                                                              float* __restrict__ y, int N, int K, float beta) {
-    __shared__ float4 xs[T][kTileK / 4];
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int row0 = (blockIdx.x * kWarps + warp) * kRowsPerWarp;
-    float acc[kRowsPerWarp][T] = {};
-    for (int k0 = 0; k0 < K; k0 += kTileK) {
-        const int tile4 = min(kTileK, K - k0) / 4;
-        __syncthreads();
-        for (int i = threadIdx.x; i < T * (kTileK / 4); i += blockDim.x) {
-            const int t = i / (kTileK / 4), c = i % (kTileK / 4);
-            xs[t][c] = c < tile4 ? reinterpret_cast<const float4*>(x + size_t(t) * K + k0)[c] : make_float4(0, 0, 0, 0);
-        }
-        __syncthreads();
-        float4 w[kRowsPerWarp][kStrips];
+    const int lane = threadIdx.x & 31, row0 = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * R;
+    if (row0 >= N) return;
+    const int K4 = K / 4;
+    float acc[R][T] = {};
+    for (int c0 = lane; c0 < K4; c0 += 32 * U) {
+        float4 wv[R][U];
 #pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r)
+        for (int r = 0; r < R; ++r)
 #pragma unroll
-            for (int s = 0; s < kStrips; ++s) {
-                const int c = s * 32 + lane;
-                w[r][s] = (row0 + r < N && c < tile4) ? __ldg(reinterpret_cast<const float4*>(W + size_t(row0 + r) * K + k0) + c)
-                                                      : make_float4(0, 0, 0, 0);
+            for (int u = 0; u < U; ++u) {
+                const int c = c0 + 32 * u;
+                wv[r][u] = c < K4 && row0 + r < N ? __ldcs(reinterpret_cast<const float4*>(W + size_t(row0 + r) * K) + c)
+                                                  : make_float4(0, 0, 0, 0);
             }
 #pragma unroll
-        for (int s = 0; s < kStrips; ++s)
+        for (int u = 0; u < U; ++u) {
+            const int c = c0 + 32 * u;
+            if (c >= K4) break;
 #pragma unroll
             for (int t = 0; t < T; ++t) {
-                const float4 xv = xs[t][s * 32 + lane];
+                const float4 xv = __ldg(reinterpret_cast<const float4*>(x + size_t(t) * K) + c);
 #pragma unroll
-                for (int r = 0; r < kRowsPerWarp; ++r)
-                    acc[r][t] += w[r][s].x * xv.x + w[r][s].y * xv.y + w[r][s].z * xv.z + w[r][s].w * xv.w;
+                for (int r = 0; r < R; ++r)
+                    acc[r][t] += wv[r][u].x * xv.x + wv[r][u].y * xv.y + wv[r][u].z * xv.z + wv[r][u].w * xv.w;
             }
+        }
     }
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r)
+    for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int t = 0; t < T; ++t) {
             float v = acc[r][t];
@@ -61,9 +59,13 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_kernel(const float* __rest
 }
 
 template <int T>
-void launch(const float* x, const float* W, float* y, int N, int K, float beta) {
-    const int rows_per_block = kWarps * kRowsPerWarp;
-    skinny_kernel<T><<<(N + rows_per_block - 1) / rows_per_block, kWarps * 32>>>(x, W, y, N, K, beta);
+void launch(int rows_per_warp, const float* x, const float* W, float* y, int N, int K, float beta) {
+    const int R = rows_per_warp == 2 ? 2 : 1, rows_per_block = kWarps * R;
+    const unsigned grid = unsigned((N + rows_per_block - 1) / rows_per_block);
+    if (R == 2)
+        skinny_kernel<T, 2, 4><<<grid, kWarps * 32>>>(x, W, y, N, K, beta);
+    else
+        skinny_kernel<T, 1, 8><<<grid, kWarps * 32>>>(x, W, y, N, K, beta);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -71,23 +73,30 @@ bool aligned(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
 
 }  // namespace
 
-bool skinny_gemm_nt(const float* x, const float* W, float* y, int T, int N, int K, float beta) {
+bool skinny_gemm_nt(const float* x, const float* W, float* y, int T, int N, int K, float beta, int rows_per_warp) {
     if (T < 1 || T > kSkinnyMaxRows || K % 4 != 0 || !aligned(x) || !aligned(W)) return false;
+    if (rows_per_warp == 0) rows_per_warp = K >= 8192 ? 2 : 1;  // a long x is shared by two rows (less L1/L2 traffic)
     switch (T) {
-    case 1: launch<1>(x, W, y, N, K, beta); break;
-    case 2: launch<2>(x, W, y, N, K, beta); break;
-    case 3: launch<3>(x, W, y, N, K, beta); break;
-    case 4: launch<4>(x, W, y, N, K, beta); break;
-    case 5: launch<5>(x, W, y, N, K, beta); break;
-    case 6: launch<6>(x, W, y, N, K, beta); break;
-    case 7: launch<7>(x, W, y, N, K, beta); break;
-    default: launch<8>(x, W, y, N, K, beta); break;
+    case 1: launch<1>(rows_per_warp, x, W, y, N, K, beta); break;
+    case 2: launch<2>(rows_per_warp, x, W, y, N, K, beta); break;
+    case 3: launch<3>(rows_per_warp, x, W, y, N, K, beta); break;
+    case 4: launch<4>(rows_per_warp, x, W, y, N, K, beta); break;
+    case 5: launch<5>(rows_per_warp, x, W, y, N, K, beta); break;
+    case 6: launch<6>(rows_per_warp, x, W, y, N, K, beta); break;
+    case 7: launch<7>(rows_per_warp, x, W, y, N, K, beta); break;
+    default: launch<8>(rows_per_warp, x, W, y, N, K, beta); break;
     }
     return true;
 }
 
+namespace {
+int skinny_max_k = 8192;
+}  // namespace
+
+void set_skinny_max_k(int k) { skinny_max_k = k; }
+
 void linear_nt(attn::CublasGemm& gemm, const float* x, const float* W, float* y, int T, int N, int K, float beta) {
-    if (!skinny_gemm_nt(x, W, y, T, N, K, beta)) gemm.nt(x, W, y, 1, T, N, K, 1.f, beta);
+    if (K > skinny_max_k || !skinny_gemm_nt(x, W, y, T, N, K, beta)) gemm.nt(x, W, y, 1, T, N, K, 1.f, beta);
 }
 
 }  // namespace llm
