@@ -140,8 +140,9 @@ $(BUILD)/bin/gpt2: $(call obj_common,task7/gpt2_main.cpp $(TASK7_EXTRA)) $(HARNE
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
-# The tokenizer against tiktoken (CPU only: CI runs it).
-$(BUILD)/bin/tokenizer_tests: $(call obj_common,common/test_main.cpp task7/test_tokenizer.cpp task7/tokenizer.cpp) $(HARNESS_OBJ)
+# Task 7's host-side parts, without a GPU (CI runs them): the tokenizer against tiktoken, the checkpoint reader's checks.
+$(BUILD)/bin/task7_cpu_tests: $(call obj_common,common/test_main.cpp task7/test_tokenizer.cpp task7/test_checkpoint.cpp $(TASK7_EXTRA)) \
+                              $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,7))
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
@@ -233,7 +234,7 @@ grade-build: $(GRADER_BIN) $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 \
              $(if $(HAVE_REFERENCE),build/reference/bin/bench_task4 build/reference/bin/bench_task5)
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
-     $(BUILD)/bin/gpt2 $(BUILD)/bin/tokenizer_tests \
+     $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4)
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------

@@ -48,7 +48,54 @@ Config read_config(const std::string& path) {
     return c;
 }
 
+// Every tensor the engine reads, in the order it is laid out on the device: key (without the
+// "transformer." prefix), shape as stored, and whether it is a Conv1D weight ([in, out]).
+struct TensorSpec {
+    std::string key;
+    attn::Shape shape;
+    bool conv1d = false;
+};
+
+std::vector<TensorSpec> tensor_specs(const Config& c) {
+    const int64_t C = c.n_embd;
+    std::vector<TensorSpec> specs = {{"wte.weight", {c.vocab, C}}, {"wpe.weight", {c.n_positions, C}}};
+    for (int i = 0; i < c.n_layer; ++i) {
+        const std::string h = fmt::format("h.{}.", i);
+        for (TensorSpec t : std::vector<TensorSpec>{{"ln_1.weight", {C}}, {"ln_1.bias", {C}}, {"attn.c_attn.weight", {C, 3 * C}, true},
+                                                    {"attn.c_attn.bias", {3 * C}}, {"attn.c_proj.weight", {C, C}, true},
+                                                    {"attn.c_proj.bias", {C}}, {"ln_2.weight", {C}}, {"ln_2.bias", {C}},
+                                                    {"mlp.c_fc.weight", {C, 4 * C}, true}, {"mlp.c_fc.bias", {4 * C}},
+                                                    {"mlp.c_proj.weight", {4 * C, C}, true}, {"mlp.c_proj.bias", {C}}}) {
+            t.key = h + t.key;
+            specs.push_back(t);
+        }
+    }
+    specs.push_back({"ln_f.weight", {C}});
+    specs.push_back({"ln_f.bias", {C}});
+    return specs;
+}
+
+std::string stored_name(const attn::SafetensorsFile& f, const std::string& key) {
+    return f.has("transformer." + key) ? "transformer." + key : key;
+}
+
 }  // namespace
+
+Config inspect_checkpoint(const std::string& dir) {
+    const Config c = read_config(dir + "/config.json");
+    const attn::SafetensorsFile file(dir + "/model.safetensors", "a GPT-2 checkpoint in Hugging Face's layout");
+    for (const TensorSpec& t : tensor_specs(c)) {
+        const std::string name = stored_name(file, t.key);
+        if (!file.has(name))
+            throw std::runtime_error(fmt::format("{}/model.safetensors: missing tensor \"{}\" (expected {} float32)", dir, t.key,
+                                                 attn::shape_str(t.shape)));
+        if (file.shape(name) != t.shape || file.dtype(name) != "F32")
+            throw std::runtime_error(fmt::format("{}/model.safetensors: tensor \"{}\" is {} {}, expected {} F32 (for {})", dir, name,
+                                                 attn::shape_str(file.shape(name)), file.dtype(name), attn::shape_str(t.shape),
+                                                 c.describe()));
+    }
+    return c;
+}
 
 std::string Config::describe() const {
     return fmt::format("GPT-2 {} layers × {} wide, {} heads of {}, vocab {}, context {}", n_layer, n_embd, n_head, head_dim(),
@@ -67,45 +114,37 @@ std::string default_model_dir() {
 std::shared_ptr<Checkpoint> Checkpoint::load(const std::string& dir) {
     auto ck = std::make_shared<Checkpoint>();
     ck->dir = dir;
-    ck->cfg = read_config(dir + "/config.json");
+    ck->cfg = inspect_checkpoint(dir);  // every problem named before any device memory is touched
     const Config& c = ck->cfg;
-    const int64_t C = c.n_embd;
     const attn::SafetensorsFile file(dir + "/model.safetensors", "a GPT-2 checkpoint in Hugging Face's layout");
-    // 12 tensors a block, 4 outside; each rounded up to 4 floats (16-byte aligned for the GEMMs)
-    const size_t per_block = 12 * size_t(C) * C + 13 * size_t(C) + 12 * 4;
-    ck->data = attn::DeviceBuffer<float>(size_t(c.vocab + c.n_positions) * C + 2 * size_t(C) + 4 * 4 + per_block * c.n_layer);
+    const std::vector<TensorSpec> specs = tensor_specs(c);
+    size_t total = 0;
+    for (const TensorSpec& t : specs) total += (size_t(attn::numel(t.shape)) + 3) / 4 * 4;  // each 16-byte aligned
+    ck->data = attn::DeviceBuffer<float>(total);
     float* p = ck->data.get();
-    // One tensor onto the device; Conv1D [in, out] weights transposed to [out, in].
-    auto put = [&](const std::string& key, attn::Shape shape, bool transpose = false) {
-        const std::string name = file.has("transformer." + key) ? "transformer." + key : key;
-        if (!file.has(name))
-            throw std::runtime_error(fmt::format("{}/model.safetensors: missing tensor \"{}\" (expected {})", dir, key, attn::shape_str(shape)));
-        attn::Tensor t = file.load_f32(name, shape);
-        if (transpose) {
-            attn::Tensor tt({shape[1], shape[0]});
-            for (int64_t i = 0; i < shape[0]; ++i)
-                for (int64_t j = 0; j < shape[1]; ++j) tt.ptr()[j * shape[0] + i] = t.ptr()[i * shape[1] + j];
-            t = std::move(tt);
+    std::vector<float*> where;
+    for (const TensorSpec& t : specs) {  // onto the device; Conv1D [in, out] weights transposed to [out, in]
+        attn::Tensor host = file.load_f32(stored_name(file, t.key), t.shape);
+        if (t.conv1d) {
+            attn::Tensor tt({t.shape[1], t.shape[0]});
+            for (int64_t i = 0; i < t.shape[0]; ++i)
+                for (int64_t j = 0; j < t.shape[1]; ++j) tt.ptr()[j * t.shape[0] + i] = host.ptr()[i * t.shape[1] + j];
+            host = std::move(tt);
         }
-        float* dst = p;
-        CUDA_CHECK(cudaMemcpy(dst, t.ptr(), t.data.size() * sizeof(float), cudaMemcpyHostToDevice));
-        p += (t.data.size() + 3) / 4 * 4;  // keep every tensor 16-byte aligned
-        return dst;
-    };
-    ck->wte = put("wte.weight", {c.vocab, C});
-    ck->wpe = put("wpe.weight", {c.n_positions, C});
-    for (int i = 0; i < c.n_layer; ++i) {
-        const std::string h = fmt::format("h.{}.", i);
+        CUDA_CHECK(cudaMemcpy(p, host.ptr(), host.data.size() * sizeof(float), cudaMemcpyHostToDevice));
+        where.push_back(p);
+        p += (host.data.size() + 3) / 4 * 4;
+    }
+    size_t i = 0;
+    ck->wte = where[i++], ck->wpe = where[i++];
+    for (int l = 0; l < c.n_layer; ++l) {
         Block b{};
-        b.ln1_g = put(h + "ln_1.weight", {C}), b.ln1_b = put(h + "ln_1.bias", {C});
-        b.attn_w = put(h + "attn.c_attn.weight", {C, 3 * C}, true), b.attn_b = put(h + "attn.c_attn.bias", {3 * C});
-        b.proj_w = put(h + "attn.c_proj.weight", {C, C}, true), b.proj_b = put(h + "attn.c_proj.bias", {C});
-        b.ln2_g = put(h + "ln_2.weight", {C}), b.ln2_b = put(h + "ln_2.bias", {C});
-        b.fc_w = put(h + "mlp.c_fc.weight", {C, 4 * C}, true), b.fc_b = put(h + "mlp.c_fc.bias", {4 * C});
-        b.mlp_proj_w = put(h + "mlp.c_proj.weight", {4 * C, C}, true), b.mlp_proj_b = put(h + "mlp.c_proj.bias", {C});
+        for (float** field : {&b.ln1_g, &b.ln1_b, &b.attn_w, &b.attn_b, &b.proj_w, &b.proj_b, &b.ln2_g, &b.ln2_b, &b.fc_w, &b.fc_b,
+                              &b.mlp_proj_w, &b.mlp_proj_b})
+            *field = where[i++];  // the order of tensor_specs
         ck->blocks.push_back(b);
     }
-    ck->lnf_g = put("ln_f.weight", {C}), ck->lnf_b = put("ln_f.bias", {C});
+    ck->lnf_g = where[i++], ck->lnf_b = where[i++];
     return ck;
 }
 

@@ -41,6 +41,10 @@ struct Checkpoint {
     static std::shared_ptr<Checkpoint> load(const std::string& dir);
 };
 
+// Reads dir/config.json and checks that dir/model.safetensors holds every tensor with its shape
+// and dtype (host only, no GPU); throws std::runtime_error naming the first missing or misshapen key.
+Config inspect_checkpoint(const std::string& dir);
+
 // The default model's directory: $GPT2_DIR if set (a real GPT-2, see README), else models/kjv-gpt2.
 std::string default_model_dir();
 

@@ -1,5 +1,5 @@
 // test_tokenizer.cpp — the C++ GPT-2 tokenizer against tiktoken (CPU; CI runs it).
-//   make build/reference/bin/tokenizer_tests && ./build/reference/bin/tokenizer_tests
+//   make build/reference/bin/task7_cpu_tests && ./build/reference/bin/task7_cpu_tests
 // goldens/task7/tokenizer.json holds tiktoken's ids for varied texts (written by `make goldens`
 // with tiktoken from PyPI): unicode, digits, whitespace runs, contractions, code, a long real text.
 #include <catch2/catch.hpp>

@@ -137,14 +137,14 @@ def gpt2_shape(name, cfg):
             "mlp.c_proj.weight": [4 * C, C]}.get(short, [C])
 
 
-def gpt2_save(out_dir, cfg, tensors, write_safetensors):
-    """config.json + model.safetensors as GPT2LMHeadModel.save_pretrained lays them out."""
+def gpt2_save(out_dir, cfg, tensors, write_safetensors, prefix="transformer."):
+    """config.json + model.safetensors as GPT2LMHeadModel.save_pretrained lays them out (prefix "":
+    as GPT2Model and the hub's gpt2 checkpoint do)."""
     import json, os
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
-    write_safetensors(os.path.join(out_dir, "model.safetensors"),
-                      {"transformer." + k: tensors[k] for k in gpt2_keys(cfg["n_layer"])}, {"format": "pt"})
+    write_safetensors(os.path.join(out_dir, "model.safetensors"), {prefix + k: v for k, v in tensors.items()}, {"format": "pt"})
 
 
 def gpt2_config(vocab, n_positions, n_embd, n_layer, n_head):

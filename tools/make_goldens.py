@@ -295,6 +295,22 @@ def make_task7(w):
         tokens, logits = llm_reference.gpt2_greedy(model_cfg, wts, ids, 50)
         ref.update({f"prompt{i}": ids.float(), f"tokens{i}": tokens.float(), f"logits{i}": logits})
     w.save("task7", "tiny_reference", ref, 1e-3, 1e-3, steps=50)
+    make_broken_checkpoints(os.path.join(out, "checkpoints"), w.generator("small-gpt2"))
+
+
+def make_broken_checkpoints(out, g):
+    """Small checkpoints for the loader's tests: one valid without the "transformer." prefix, and
+    one per problem the loader must name."""
+    cfg = llm_reference.gpt2_config(64, 16, 64, 1, 1)
+    good = {n: torch.randn(*llm_reference.gpt2_shape(n, cfg), generator=g) * 0.02 for n in llm_reference.gpt2_keys(1)}
+    llm_reference.gpt2_save(os.path.join(out, "no_prefix"), cfg, good, write_safetensors, prefix="")
+    missing = {k: v for k, v in good.items() if k != "h.0.mlp.c_fc.bias"}
+    llm_reference.gpt2_save(os.path.join(out, "missing_tensor"), cfg, missing, write_safetensors)
+    llm_reference.gpt2_save(os.path.join(out, "wrong_shape"), cfg,
+                            dict(good, **{"h.0.attn.c_attn.weight": good["h.0.attn.c_attn.weight"].T.contiguous()}),
+                            write_safetensors)
+    llm_reference.gpt2_save(os.path.join(out, "wrong_activation"), dict(cfg, activation_function="relu"), good,
+                            write_safetensors)
 
 
 TASKS = {"task1": make_task1, "task2": make_task2, "task3": make_task3, "task4": make_task4, "task5": make_task5,

@@ -46,7 +46,7 @@ if ! ls task*/reference >/dev/null 2>&1; then
   step "check-protected (harness sums current)" $MAKE check-protected
   step "build" $MAKE -j2 IMPL=skeleton all
   step "harness unit tests" ./build/skeleton/bin/unit_tests
-  step "task7 tokenizer equals tiktoken" ./build/skeleton/bin/tokenizer_tests
+  step "task7 tokenizer = tiktoken, checkpoint checks" ./build/skeleton/bin/task7_cpu_tests
   step "grade (writes Results.md)" $MAKE grade OUT=build/grade
   echo "test: $passed passed, $failed failed, $skipped skipped"
   [ $failed -eq 0 ]; exit
@@ -58,7 +58,7 @@ step "check-protected (harness sums current)" $MAKE check-protected
 step "build reference" $MAKE -j2 IMPL=reference all
 step "build skeleton" $MAKE -j2 IMPL=skeleton all
 step "harness unit tests" ./build/reference/bin/unit_tests
-step "task7 tokenizer equals tiktoken" ./build/reference/bin/tokenizer_tests
+step "task7 tokenizer = tiktoken, checkpoint checks" ./build/reference/bin/task7_cpu_tests
 step "make model (smoke: 20 training steps)" $MAKE model MODEL_DIR=build/model-smoke MODEL_ARGS="--steps 20"
 for t in $CPU_TASKS; do
   step "task$t reference passes" ./build/reference/bin/task$t
