@@ -84,7 +84,7 @@ def build_and_grade(name, path, work, timeout, log):
         copied = 0
         for task in sorted(d for d in os.listdir(submitted) if d.startswith("task")):
             src = os.path.join(submitted, task, "skeleton")
-            if os.path.isdir(src):
+            if os.path.isdir(src) and os.path.isdir(os.path.join(tree, task, "skeleton")):  # Task 7 has no student files
                 for f in os.listdir(src):
                     shutil.copy2(os.path.join(src, f), os.path.join(tree, task, "skeleton", f))
                     copied += 1
@@ -99,6 +99,8 @@ def build_and_grade(name, path, work, timeout, log):
         cmd = ["./build/skeleton/bin/grader", "--out", os.path.abspath(work), "--impl", name, "--root", os.path.abspath(submitted),
                "--reference-bin-dir", os.path.join(ROOT, "build/reference/bin")]
         for task in sorted(t for t in os.listdir(tree) if t.startswith("task")):
+            if not os.path.isdir(os.path.join(tree, task, "skeleton")):
+                continue
             sources = os.listdir(os.path.join(tree, task, "skeleton"))
             objs = [os.path.join("build/skeleton", task, "skeleton", os.path.splitext(f)[0] + ".o") for f in sources]
             cmd += ["--objects", f"{task[4:]}={','.join(objs)}"]
