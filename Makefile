@@ -50,7 +50,8 @@ HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp commo
                common/golden.cpp common/cpu_ops.cpp common/alloc_tracker.cpp common/seed.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \
-               common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp
+               common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
+               common/llm/history.cpp common/llm/utf8.cpp
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
                grader/protected.cpp grader/symbols.cpp
 

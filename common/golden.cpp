@@ -15,15 +15,15 @@ namespace attn {
 
 static const char* kHint = "run \"make goldens\"";
 
-// $ATTNLAB_GOLDENS, else the checkout the binary was built in, else ./goldens (a binary that
-// travelled to another machine and runs from the repository root there).
-std::string goldens_dir() {
-    const char* env = std::getenv("ATTNLAB_GOLDENS");
+std::string repo_path(const char* env_var, const std::string& relative) {
+    const char* env = env_var ? std::getenv(env_var) : nullptr;
     if (env && *env) return env;
-    const std::string built = std::string(ATTNLAB_ROOT) + "/goldens";
+    const std::string built = std::string(ATTNLAB_ROOT) + "/" + relative;
     struct stat st {};
-    return stat(built.c_str(), &st) == 0 ? built : "goldens";
+    return stat(built.c_str(), &st) == 0 ? built : relative;
 }
+
+std::string goldens_dir() { return repo_path("ATTNLAB_GOLDENS", "goldens"); }
 
 std::string golden_path(const std::string& task, const std::string& name) {
     return fmt::format("{}/{}/{}.safetensors", goldens_dir(), task, name);

@@ -13,7 +13,12 @@ namespace attn {
 
 constexpr int kGoldenFormatVersion = 1;  // bump together with tools/make_goldens.py
 
-std::string goldens_dir();
+// A file of the repository: $env_var if set, else `relative` in the checkout the binary was built
+// in, else `relative` from the working directory (a binary that travelled to another machine and
+// runs from the repository root there).
+std::string repo_path(const char* env_var, const std::string& relative);
+
+std::string goldens_dir();  // repo_path("ATTNLAB_GOLDENS", "goldens")
 std::string golden_path(const std::string& task, const std::string& name);
 // Opens and validates goldens/<task>/<name>.safetensors, format version included.
 SafetensorsFile open_golden(const std::string& task, const std::string& name);

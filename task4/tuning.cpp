@@ -1,6 +1,8 @@
 // tuning.cpp — reads task4/tuning.json; see tuning.h.
 #include "task4/tuning.h"
 
+#include "common/golden.h"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -11,9 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#ifndef ATTNLAB_ROOT
-#define ATTNLAB_ROOT "."
-#endif
 
 namespace task4 {
 
@@ -30,11 +29,9 @@ FlashConfig parse(const std::string& s, const std::string& where) {
 
 std::map<int, FlashConfig> load() {
     std::map<int, FlashConfig> table;
-    const char* env = std::getenv("ATTNLAB_TASK4_TUNING");
-    std::string path = env && *env ? env : std::string(ATTNLAB_ROOT) + "/task4/tuning.json";
+    const std::string path = attn::repo_path("ATTNLAB_TASK4_TUNING", "task4/tuning.json");
     std::ifstream in(path);
-    if (!in && !(env && *env)) in.open(path = "task4/tuning.json");  // a binary run from another checkout
-    if (!in) return table;                                             // built-in defaults only
+    if (!in) return table;  // built-in defaults only
     try {
         const nlohmann::json j = nlohmann::json::parse(in);
         for (auto& [key, value] : j.items())

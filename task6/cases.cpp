@@ -56,44 +56,19 @@ ModelConfig config_from(const SafetensorsFile& f) {
     return c;
 }
 
-std::vector<int> as_ids(const Tensor& t) {
-    std::vector<int> ids(t.data.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(t.data[i]);
-    return ids;
-}
-
-Tensor step_of(const Tensor& all, int step) {  // [steps, B, V] → [B, V]
-    Tensor t({all.shape[1], all.shape[2]});
-    std::copy_n(all.ptr() + step * t.size(), t.size(), t.ptr());
-    return t;
-}
-
 // Every step against torch: the prefill's logits, then `steps` decode steps following torch's tokens.
 CaseResult golden_case(const std::string& name) {
     SafetensorsFile f = open_golden("task6", name);
     const ModelConfig cfg = config_from(f);
     const int B = cfg.batch, S = golden_int(f, "S"), steps = golden_int(f, "steps");
     const Tolerance tol = golden_tolerance(f);
-    const std::vector<int> prompt = as_ids(f.load_f32("prompt", {B, S}));
-    const std::vector<int> want_tokens = as_ids(f.load_f32("tokens", {B, steps + 1}));
+    const std::vector<int> prompt = llm::ids_of(f.load_f32("prompt", {B, S}));
+    const std::vector<int> want_tokens = llm::ids_of(f.load_f32("tokens", {B, steps + 1}));
     const Tensor want_logits = f.load_f32("logits", {steps + 1, B, cfg.vocab});
     CaseResult r;
     r.shape = fmt::format("{}; prompt {} + {} steps", cfg.describe(), S, steps);
     DecoderModel m(std::make_shared<Weights>(cfg), Attention::kv_cache);
-    r.ms = wall_ms([&] {
-        for (int step = 0; step <= steps; ++step) {
-            if (step == 0)
-                m.prefill(prompt, S);
-            else
-                m.decode();
-            const std::vector<int> theirs = column(want_tokens, B, steps + 1, step);
-            if (!check_step(r, step == 0 ? "prefill" : fmt::format("step {} (position {})", step, S + step - 1), m.logits_host(),
-                            step_of(want_logits, step), newest(m), theirs, tol))
-                return;
-            m.force_newest(theirs);
-        }
-        r.status = "passed";
-    });
+    r.ms = wall_ms([&] { llm::follow_reference(r, m, prompt, S, steps, want_tokens, want_logits, tol); });
     return r;
 }
 
@@ -107,7 +82,7 @@ void check_against_oracle(CaseResult& r, DecoderModel& mine, DecoderModel& oracl
             oracle.force_newest(column(mine.tokens(), mine.config().batch, mine.length(), oracle.length() - 1));
             mine.decode(), oracle.decode();
         }
-        if (!check_step(r, step == 0 ? "prefill" : fmt::format("step {} (position {})", step, S + step - 1), mine.logits_host(),
+        if (!check_step(r, llm::step_name(step, S), mine.logits_host(),
                         oracle.logits_host(), newest(mine), newest(oracle), tol))
             return;
     }

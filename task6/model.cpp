@@ -90,7 +90,7 @@ Weights::Weights(const ModelConfig& c) : cfg(c) {
 }
 
 DecoderModel::DecoderModel(std::shared_ptr<const Weights> weights, Attention mode)
-    : w_(std::move(weights)), cfg_(w_->cfg), mode_(mode) {
+    : w_(std::move(weights)), cfg_(w_->cfg), mode_(mode), history_(cfg_.batch, cfg_.max_seq, cfg_.vocab) {
     const int H = cfg_.hidden, F = cfg_.ffn, V = cfg_.vocab, D = cfg_.head_dim();
     const size_t T = size_t(cfg_.batch) * cfg_.max_seq;
     if (mode_ == Attention::kv_cache) {  // one allocation; each layer's K then V
@@ -113,51 +113,24 @@ DecoderModel::DecoderModel(std::shared_ptr<const Weights> weights, Attention mod
     gu_ = attn::DeviceBuffer<float>(T * 2 * F), act_ = attn::DeviceBuffer<float>(T * F);
     last_ = attn::DeviceBuffer<float>(size_t(cfg_.batch) * H), logits_ = attn::DeviceBuffer<float>(size_t(cfg_.batch) * V);
     if (mode_ == Attention::oracle) scores_ = attn::DeviceBuffer<float>(size_t(cfg_.batch) * cfg_.heads * cfg_.max_seq * cfg_.max_seq);
-    stride_ = cfg_.max_seq + 1;  // room for the token predicted at the last position
-    history_ = attn::DeviceBuffer<int>(size_t(cfg_.batch) * stride_);
-    CUDA_CHECK(cudaMemset(history_.get(), 0, history_.bytes()));
 }
 
 DecoderModel::~DecoderModel() = default;
 
 void DecoderModel::prefill(const std::vector<int>& prompt, int S) {
-    if (S < 1 || S > cfg_.max_seq)
-        throw std::invalid_argument(fmt::format("prefill: a prompt of {} tokens does not fit max_seq {}", S, cfg_.max_seq));
-    if (prompt.size() != size_t(cfg_.batch) * S)
-        throw std::invalid_argument(fmt::format("prefill: {} token ids for batch {} × {} tokens", prompt.size(), cfg_.batch, S));
-    for (int id : prompt)
-        if (id < 0 || id >= cfg_.vocab) throw std::invalid_argument(fmt::format("prefill: token id {} is outside the vocabulary of {}", id, cfg_.vocab));
-    CUDA_CHECK(cudaMemcpy2D(history_.get(), stride_ * sizeof(int), prompt.data(), S * sizeof(int), S * sizeof(int), cfg_.batch,
-                            cudaMemcpyHostToDevice));
+    history_.set_prompt(prompt, S);
     forward(0, S);
-    processed_ = S;
+    history_.processed = S;
 }
 
 void DecoderModel::decode() {
-    if (processed_ < 1) throw std::logic_error("decode: call prefill first");
-    if (processed_ >= cfg_.max_seq)
-        throw std::out_of_range(fmt::format("decode: position {} is past max_seq {}", processed_, cfg_.max_seq));
+    history_.check_step();
+    const int n = history_.processed;
     if (mode_ == Attention::kv_cache)
-        forward(processed_, 1);
+        forward(n, 1);
     else
-        forward(0, processed_ + 1);  // no cache: the whole sequence again
-    ++processed_;
-}
-
-void DecoderModel::force_newest(const std::vector<int>& tokens) {
-    if (tokens.size() != size_t(cfg_.batch)) throw std::invalid_argument("force_newest: one token per sequence");
-    for (int id : tokens)
-        if (id < 0 || id >= cfg_.vocab) throw std::invalid_argument(fmt::format("force_newest: token id {} is outside the vocabulary", id));
-    CUDA_CHECK(cudaMemcpy2D(history_.get() + processed_, stride_ * sizeof(int), tokens.data(), sizeof(int), sizeof(int),
-                            cfg_.batch, cudaMemcpyHostToDevice));
-}
-
-std::vector<int> DecoderModel::tokens() const {
-    const int n = length();
-    std::vector<int> out(size_t(cfg_.batch) * n);
-    CUDA_CHECK(cudaMemcpy2D(out.data(), n * sizeof(int), history_.get(), stride_ * sizeof(int), n * sizeof(int), cfg_.batch,
-                            cudaMemcpyDeviceToHost));
-    return out;
+        forward(0, n + 1);  // no cache: the whole sequence again
+    ++history_.processed;
 }
 
 attn::Tensor DecoderModel::logits_host() const {
@@ -185,7 +158,7 @@ void DecoderModel::forward(int start, int S) {
     using llm::phase;
     const int B = cfg_.batch, H = cfg_.hidden, F = cfg_.ffn, T = B * S;
     phase(timer_, "other");
-    llm::embed(history_.get(), stride_, B, start, S, w_->emb, nullptr, cfg_.vocab, H, x_.get());
+    llm::embed(history_.ids(), history_.stride(), B, start, S, w_->emb, nullptr, cfg_.vocab, H, x_.get());
     for (int l = 0; l < cfg_.layers; ++l) {
         const Weights::Layer& L = w_->layers[size_t(l)];
         phase(timer_, "other");
@@ -219,7 +192,7 @@ void DecoderModel::forward(int start, int S) {
     phase(timer_, "gemm");
     llm::linear_nt(gemm_, last_.get(), w_->lm_head, logits_.get(), B, cfg_.vocab, H);
     phase(timer_, "other");
-    llm::argmax_to(logits_.get(), B, cfg_.vocab, history_.get(), stride_, start + S);
+    llm::argmax_to(logits_.get(), B, cfg_.vocab, history_.ids(), history_.stride(), start + S);
     if (timer_) timer_->end();
 }
 

@@ -20,6 +20,7 @@
 
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
+#include "common/llm/history.h"
 #include "common/llm/phase_timer.h"
 #include "common/tensor.h"
 #include "task6/task6.h"
@@ -76,11 +77,10 @@ public:
     // One generation step: the newest token in, its logits out, the greedy next token appended.
     void decode();
     // Replaces the newest token of every sequence (teacher forcing: follow a reference's tokens).
-    void force_newest(const std::vector<int>& tokens);
+    void force_newest(const std::vector<int>& tokens) { history_.force_newest(tokens); }
     // Tokens so far (prompt + generated, the newest included): [B, length()].
-    std::vector<int> tokens() const;
-    int length() const { return processed_ + 1; }
-    int processed() const { return processed_; }
+    std::vector<int> tokens() const { return history_.tokens(); }
+    int length() const { return history_.processed + 1; }
     const float* logits() const { return logits_.get(); }  // [B, vocab] on the device
     attn::Tensor logits_host() const;
     const ModelConfig& config() const { return cfg_; }
@@ -96,9 +96,8 @@ private:
     attn::CublasGemm gemm_;
     attn::DeviceBuffer<float> cache_, rope_cos_, rope_sin_;
     attn::DeviceBuffer<float> x_, h_, qkv_, q_, k_, v_, o_, merged_, gu_, act_, last_, logits_, scores_;
-    attn::DeviceBuffer<int> history_;
+    llm::TokenHistory history_;
     std::vector<LayerCache> caches_;
-    int stride_ = 0, processed_ = 0;
     llm::PhaseTimer* timer_ = nullptr;
 };
 

@@ -15,6 +15,7 @@
 #include "common/check.h"
 #include "common/golden.h"
 #include "common/llm/greedy_check.h"
+#include "common/llm/utf8.h"
 #include "common/safetensors.h"
 #include "task7/gpt2.h"
 #include "task7/tokenizer.h"
@@ -24,35 +25,23 @@ namespace {
 
 using namespace attn;
 
-std::vector<int> as_ids(const Tensor& t) {
-    std::vector<int> ids(t.data.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(t.data[i]);
-    return ids;
-}
-
 // The prompts of the exact-match checks: the same text as PROMPTS in tools/llm_reference.py.
 const char* const kCoursePrompt = "What are the advantages of using flashattention kernels in large language model inference?";
 const char* const kSecondPrompt = "And God said unto Moses,";
-
-Tensor step_of(const Tensor& all, int step) {  // [steps, B, V] → [B, V]
-    Tensor t({all.shape[1], all.shape[2]});
-    std::copy_n(all.ptr() + step * t.size(), t.size(), t.ptr());
-    return t;
-}
 
 const gpt2::Tokenizer& tokenizer() {
     static const gpt2::Tokenizer t;
     return t;
 }
 
-// Prompt `i` of a reference file (prompt{i}, tokens{i}, logits{i}) on the checkpoint in `dir`.
-CaseResult match_reference(const std::string& dir, const std::string& reference, int i, const std::string& prompt) {
+// Prompt `i` of a reference file (prompt{i}, tokens{i}, logits{i}) on the checkpoint `ck`.
+CaseResult match_reference(const std::shared_ptr<const gpt2::Checkpoint>& ck, const std::string& reference, int i,
+                           const std::string& prompt) {
     const SafetensorsFile f(reference, "run \"make goldens\" (the small model) or \"make model\" (the default one)");
     const int steps = std::stoi(f.metadata("steps"));
     const Tolerance tol{std::stod(f.metadata("atol")), std::stod(f.metadata("rtol"))};
-    const std::vector<int> want_prompt = as_ids(f.load_f32(fmt::format("prompt{}", i)));
-    const std::vector<int> want_tokens = as_ids(f.load_f32(fmt::format("tokens{}", i), {1, steps + 1}));
-    const auto ck = gpt2::Checkpoint::load(dir);
+    const std::vector<int> want_prompt = llm::ids_of(f.load_f32(fmt::format("prompt{}", i)));
+    const std::vector<int> want_tokens = llm::ids_of(f.load_f32(fmt::format("tokens{}", i), {1, steps + 1}));
     const Tensor want_logits = f.load_f32(fmt::format("logits{}", i), {steps + 1, 1, ck->cfg.vocab});
     CaseResult r;
     const int S = int(want_prompt.size());
@@ -63,21 +52,7 @@ CaseResult match_reference(const std::string& dir, const std::string& reference,
         return r;
     }
     gpt2::Engine e(ck, 1, S + steps + 1);
-    r.ms = wall_ms([&] {
-        for (int step = 0; step <= steps; ++step) {
-            if (step == 0)
-                e.prefill(ids, S);
-            else
-                e.decode();
-            const std::vector<int> theirs = {want_tokens[size_t(step)]};
-            const std::vector<int> ours = {e.tokens().back()};
-            if (!llm::check_step(r, step == 0 ? "prefill" : fmt::format("step {} (position {})", step, S + step - 1),
-                                 e.logits_host(), step_of(want_logits, step), ours, theirs, tol))
-                return;
-            e.force_newest(theirs);
-        }
-        r.status = "passed";
-    });
+    r.ms = wall_ms([&] { llm::follow_reference(r, e, ids, S, steps, want_tokens, want_logits, tol); });
     return r;
 }
 
@@ -99,21 +74,21 @@ std::string generate(const std::shared_ptr<const gpt2::Checkpoint>& ck, const st
 }
 
 CaseResult golden_case(int i) {
-    return match_reference(goldens_dir() + "/task7/tiny", golden_path("task7", "tiny_reference"), i,
+    return match_reference(gpt2::Checkpoint::load(goldens_dir() + "/task7/tiny"), golden_path("task7", "tiny_reference"), i,
                            i == 0 ? kCoursePrompt : kSecondPrompt);
 }
 
 CaseResult model_case() {
     const std::string dir = gpt2::default_model_dir();
+    const auto ck = gpt2::Checkpoint::load(dir);  // once: both prompts and the generations run on it
     CaseResult r;
     for (int i = 0; i < 2; ++i) {
-        r = match_reference(dir, dir + "/reference.safetensors", i, i == 0 ? kCoursePrompt : kSecondPrompt);
+        r = match_reference(ck, dir + "/reference.safetensors", i, i == 0 ? kCoursePrompt : kSecondPrompt);
         if (r.status != "passed") {
             r.reason = fmt::format("prompt {}: {}", i + 1, r.reason);
             return r;
         }
     }
-    const auto ck = gpt2::Checkpoint::load(dir);
     double greedy_tps = 0;
     const std::string greedy = generate(ck, kCoursePrompt, 50, {}, &greedy_tps);
     const std::string sampled = generate(ck, kCoursePrompt, 50, {10, 0.95f, 1234}, nullptr);

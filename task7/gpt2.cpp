@@ -10,6 +10,7 @@
 
 #include "common/llm/kernels.h"
 #include "common/llm/skinny_gemm.h"
+#include "common/golden.h"
 #include "common/safetensors.h"
 
 namespace gpt2 {
@@ -79,11 +80,12 @@ std::string stored_name(const attn::SafetensorsFile& f, const std::string& key) 
     return f.has("transformer." + key) ? "transformer." + key : key;
 }
 
-}  // namespace
+attn::SafetensorsFile weights_file(const std::string& dir) {
+    return attn::SafetensorsFile(dir + "/model.safetensors", "a GPT-2 checkpoint in Hugging Face's layout");
+}
 
-Config inspect_checkpoint(const std::string& dir) {
-    const Config c = read_config(dir + "/config.json");
-    const attn::SafetensorsFile file(dir + "/model.safetensors", "a GPT-2 checkpoint in Hugging Face's layout");
+// Every tensor `c` needs is in model.safetensors with its shape and dtype.
+void check_tensors(const std::string& dir, const Config& c, const attn::SafetensorsFile& file) {
     for (const TensorSpec& t : tensor_specs(c)) {
         const std::string name = stored_name(file, t.key);
         if (!file.has(name))
@@ -94,6 +96,13 @@ Config inspect_checkpoint(const std::string& dir) {
                                                  attn::shape_str(file.shape(name)), file.dtype(name), attn::shape_str(t.shape),
                                                  c.describe()));
     }
+}
+
+}  // namespace
+
+Config inspect_checkpoint(const std::string& dir) {
+    const Config c = read_config(dir + "/config.json");
+    check_tensors(dir, c, weights_file(dir));
     return c;
 }
 
@@ -102,21 +111,15 @@ std::string Config::describe() const {
                        vocab, n_positions);
 }
 
-std::string default_model_dir() {
-    if (const char* d = std::getenv("GPT2_DIR")) return d;
-#ifdef ATTNLAB_ROOT
-    return std::string(ATTNLAB_ROOT) + "/models/kjv-gpt2";
-#else
-    return "models/kjv-gpt2";
-#endif
-}
+std::string default_model_dir() { return attn::repo_path("GPT2_DIR", "models/kjv-gpt2"); }
 
 std::shared_ptr<Checkpoint> Checkpoint::load(const std::string& dir) {
     auto ck = std::make_shared<Checkpoint>();
     ck->dir = dir;
-    ck->cfg = inspect_checkpoint(dir);  // every problem named before any device memory is touched
+    ck->cfg = read_config(dir + "/config.json");
     const Config& c = ck->cfg;
-    const attn::SafetensorsFile file(dir + "/model.safetensors", "a GPT-2 checkpoint in Hugging Face's layout");
+    const attn::SafetensorsFile file = weights_file(dir);
+    check_tensors(dir, c, file);  // every problem named before any device memory is touched
     const std::vector<TensorSpec> specs = tensor_specs(c);
     size_t total = 0;
     for (const TensorSpec& t : specs) total += (size_t(attn::numel(t.shape)) + 3) / 4 * 4;  // each 16-byte aligned
@@ -149,7 +152,7 @@ std::shared_ptr<Checkpoint> Checkpoint::load(const std::string& dir) {
 }
 
 Engine::Engine(std::shared_ptr<const Checkpoint> ckpt, int batch, int max_seq)
-    : ck_(std::move(ckpt)), B_(batch), max_seq_(max_seq), stride_(max_seq + 1) {
+    : ck_(std::move(ckpt)), B_(batch), history_(batch, max_seq, ck_->cfg.vocab) {
     const Config& c = ck_->cfg;
     if (batch < 1) throw std::invalid_argument("gpt2::Engine: batch must be ≥ 1");
     if (max_seq < 1 || max_seq > c.n_positions)
@@ -161,42 +164,18 @@ Engine::Engine(std::shared_ptr<const Checkpoint> ckpt, int batch, int max_seq)
     for (auto* b : {&x_, &h_, &q_, &k_, &v_, &o_, &merged_}) *b = attn::DeviceBuffer<float>(T * C);
     qkv_ = attn::DeviceBuffer<float>(T * 3 * C), fc_ = attn::DeviceBuffer<float>(T * 4 * C);
     last_ = attn::DeviceBuffer<float>(size_t(batch) * C), logits_ = attn::DeviceBuffer<float>(size_t(batch) * c.vocab);
-    history_ = attn::DeviceBuffer<int>(size_t(batch) * stride_);
-    CUDA_CHECK(cudaMemset(history_.get(), 0, history_.bytes()));
 }
 
 void Engine::prefill(const std::vector<int>& prompt, int S) {
-    if (S < 1 || S > max_seq_)
-        throw std::invalid_argument(fmt::format("prefill: a prompt of {} tokens does not fit max_seq {}", S, max_seq_));
-    if (prompt.size() != size_t(B_) * S)
-        throw std::invalid_argument(fmt::format("prefill: {} token ids for batch {} × {} tokens", prompt.size(), B_, S));
-    for (int id : prompt)
-        if (id < 0 || id >= ck_->cfg.vocab) throw std::invalid_argument(fmt::format("prefill: token id {} is outside the vocabulary", id));
-    CUDA_CHECK(cudaMemcpy2D(history_.get(), stride_ * sizeof(int), prompt.data(), S * sizeof(int), S * sizeof(int), B_,
-                            cudaMemcpyHostToDevice));
+    history_.set_prompt(prompt, S);
     forward(0, S);
-    processed_ = S;
+    history_.processed = S;
 }
 
 void Engine::decode() {
-    if (processed_ < 1) throw std::logic_error("decode: call prefill first");
-    if (processed_ >= max_seq_) throw std::out_of_range(fmt::format("decode: the context of {} tokens is full", max_seq_));
-    forward(processed_, 1);
-    ++processed_;
-}
-
-void Engine::force_newest(const std::vector<int>& tokens) {
-    if (tokens.size() != size_t(B_)) throw std::invalid_argument("force_newest: one token per sequence");
-    CUDA_CHECK(cudaMemcpy2D(history_.get() + processed_, stride_ * sizeof(int), tokens.data(), sizeof(int), sizeof(int), B_,
-                            cudaMemcpyHostToDevice));
-}
-
-std::vector<int> Engine::tokens() const {
-    const int n = length();
-    std::vector<int> out(size_t(B_) * n);
-    CUDA_CHECK(cudaMemcpy2D(out.data(), n * sizeof(int), history_.get(), stride_ * sizeof(int), n * sizeof(int), B_,
-                            cudaMemcpyDeviceToHost));
-    return out;
+    history_.check_step();
+    forward(history_.processed, 1);
+    ++history_.processed;
 }
 
 attn::Tensor Engine::logits_host() const {
@@ -208,7 +187,7 @@ attn::Tensor Engine::logits_host() const {
 void Engine::forward(int start, int S) {
     const Config& c = ck_->cfg;
     const int C = c.n_embd, T = B_ * S, H = c.n_head, D = c.head_dim();
-    llm::embed(history_.get(), stride_, B_, start, S, ck_->wte, ck_->wpe, c.vocab, C, x_.get());
+    llm::embed(history_.ids(), history_.stride(), B_, start, S, ck_->wte, ck_->wpe, c.vocab, C, x_.get());
     for (int l = 0; l < c.n_layer; ++l) {
         const Checkpoint::Block& b = ck_->blocks[size_t(l)];
         llm::layernorm(x_.get(), b.ln1_g, b.ln1_b, h_.get(), T, C, c.eps);
@@ -231,10 +210,10 @@ void Engine::forward(int start, int S) {
     llm::layernorm(x_.get(), ck_->lnf_g, ck_->lnf_b, last_.get(), B_, C, c.eps, S, S - 1);
     llm::linear_nt(gemm_, last_.get(), ck_->wte, logits_.get(), B_, c.vocab, C);  // the LM head is wte
     if (sampling_.top_k > 0)
-        llm::sample_top_k_to(logits_.get(), B_, c.vocab, sampling_.top_k, sampling_.temperature, sampling_.seed, history_.get(),
-                             stride_, start + S);
+        llm::sample_top_k_to(logits_.get(), B_, c.vocab, sampling_.top_k, sampling_.temperature, sampling_.seed, history_.ids(),
+                             history_.stride(), start + S);
     else
-        llm::argmax_to(logits_.get(), B_, c.vocab, history_.get(), stride_, start + S);
+        llm::argmax_to(logits_.get(), B_, c.vocab, history_.ids(), history_.stride(), start + S);
 }
 
 }  // namespace gpt2

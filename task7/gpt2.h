@@ -16,6 +16,7 @@
 
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
+#include "common/llm/history.h"
 #include "common/tensor.h"
 #include "task6/task6.h"
 
@@ -61,20 +62,20 @@ public:
     void set_sampling(const Sampling& s) { sampling_ = s; }
     void prefill(const std::vector<int>& prompt, int S);  // [B, S] ids → the next token chosen
     void decode();                                         // the newest token in → the next chosen
-    void force_newest(const std::vector<int>& tokens);     // follow a reference's tokens
-    std::vector<int> tokens() const;                       // [B, length()]
-    int length() const { return processed_ + 1; }
+    void force_newest(const std::vector<int>& tokens) { history_.force_newest(tokens); }  // follow a reference
+    std::vector<int> tokens() const { return history_.tokens(); }                         // [B, length()]
+    int length() const { return history_.processed + 1; }
     attn::Tensor logits_host() const;                      // [B, vocab], of the newest step
     const Config& config() const { return ck_->cfg; }
 
 private:
     void forward(int start, int S);
     std::shared_ptr<const Checkpoint> ck_;
-    int B_, max_seq_, stride_, processed_ = 0;
+    int B_;
     Sampling sampling_;
     attn::CublasGemm gemm_;
     attn::DeviceBuffer<float> cache_, x_, h_, qkv_, q_, k_, v_, o_, merged_, fc_, last_, logits_;
-    attn::DeviceBuffer<int> history_;
+    llm::TokenHistory history_;
     std::vector<task6::LayerCache> caches_;
 };
 

@@ -9,6 +9,9 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/golden.h"
+#include "common/llm/utf8.h"
+
 namespace gpt2 {
 namespace {
 
@@ -33,29 +36,10 @@ std::string base64_decode(const std::string& in, const std::string& where) {
 
 pcre2_code* as_code(void* p) { return static_cast<pcre2_code*>(p); }
 
-// The offset of the first byte that does not start a well-formed UTF-8 character, or npos.
-size_t first_invalid_utf8(const std::string& s) {
-    for (size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (n == 0 || i + n > s.size()) return i;
-        for (size_t k = 1; k < n; ++k)
-            if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return i;
-        i += n;
-    }
-    return std::string::npos;
-}
 
 }  // namespace
 
-std::string Tokenizer::default_path() {
-    if (const char* p = std::getenv("ATTNLAB_TIKTOKEN")) return p;
-#ifdef ATTNLAB_ROOT
-    return std::string(ATTNLAB_ROOT) + "/.deps/gpt2.tiktoken";
-#else
-    return ".deps/gpt2.tiktoken";
-#endif
-}
+std::string Tokenizer::default_path() { return attn::repo_path("ATTNLAB_TIKTOKEN", ".deps/gpt2.tiktoken"); }
 
 Tokenizer::Tokenizer(const std::string& path) {
     std::ifstream f(path);
@@ -122,7 +106,7 @@ void Tokenizer::bpe(const std::string& piece, std::vector<int>& out) const {
 }
 
 std::vector<int> Tokenizer::encode(const std::string& text) const {
-    if (const size_t bad = first_invalid_utf8(text); bad != std::string::npos)
+    if (const size_t bad = llm::first_invalid_utf8(text); bad != std::string::npos)
         throw std::invalid_argument("tokenizer: the text is not valid UTF-8 (at byte " + std::to_string(bad) + ")");
     std::vector<int> ids;
     pcre2_code* re = as_code(regex_);

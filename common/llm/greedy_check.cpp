@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/check.h"
@@ -31,22 +32,20 @@ std::vector<int> column(const std::vector<int>& rows, int B, int cols, int c) {
     return out;
 }
 
-std::string printable(const std::string& s) {
-    std::string out;
-    for (size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        bool ok = n > 0 && i + n <= s.size();
-        for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
-        if (ok) {
-            out.append(s, i, n);
-            i += n;
-        } else {
-            out += "\xEF\xBF\xBD";
-            ++i;
-        }
-    }
-    return out;
+std::vector<int> ids_of(const attn::Tensor& t) {
+    std::vector<int> ids(t.data.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(t.data[i]);
+    return ids;
+}
+
+attn::Tensor step_of(const attn::Tensor& all, int step) {
+    attn::Tensor t({all.shape[1], all.shape[2]});
+    std::copy_n(all.ptr() + step * t.size(), t.size(), t.ptr());
+    return t;
+}
+
+std::string step_name(int step, int S) {
+    return step == 0 ? "prefill" : fmt::format("step {} (position {})", step, S + step - 1);
 }
 
 }  // namespace llm
