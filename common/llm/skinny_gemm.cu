@@ -12,60 +12,48 @@
 namespace llm {
 namespace {
 
-constexpr int kWarps = 8;
+constexpr int kWarps = 8, kUnroll = 8;
 
-// R rows of W per warp (x's loads shared by R rows), U strips per row in flight per lane.
-template <int T, int R, int U>
+template <int T>
 __global__ void __launch_bounds__(kWarps * 32) skinny_kernel(const float* __restrict__ x, const float* __restrict__ W,
                                                              float* __restrict__ y, int N, int K, float beta) {
-    const int lane = threadIdx.x & 31, row0 = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * R;
-    if (row0 >= N) return;
+    const int lane = threadIdx.x & 31, row = blockIdx.x * kWarps + (threadIdx.x >> 5);
+    if (row >= N) return;
+    const float4* w = reinterpret_cast<const float4*>(W + size_t(row) * K);
     const int K4 = K / 4;
-    float acc[R][T] = {};
-    for (int c0 = lane; c0 < K4; c0 += 32 * U) {
-        float4 wv[R][U];
+    float acc[T] = {};
+    for (int c0 = lane; c0 < K4; c0 += 32 * kUnroll) {
+        float4 wv[kUnroll];
 #pragma unroll
-        for (int r = 0; r < R; ++r)
+        for (int u = 0; u < kUnroll; ++u) {
+            const int c = c0 + 32 * u;
+            wv[u] = c < K4 ? __ldcs(w + c) : make_float4(0, 0, 0, 0);
+        }
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const int c = c0 + 32 * u;
-                wv[r][u] = c < K4 && row0 + r < N ? __ldcs(reinterpret_cast<const float4*>(W + size_t(row0 + r) * K) + c)
-                                                  : make_float4(0, 0, 0, 0);
-            }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
+        for (int u = 0; u < kUnroll; ++u) {
             const int c = c0 + 32 * u;
             if (c >= K4) break;
 #pragma unroll
             for (int t = 0; t < T; ++t) {
                 const float4 xv = __ldg(reinterpret_cast<const float4*>(x + size_t(t) * K) + c);
-#pragma unroll
-                for (int r = 0; r < R; ++r)
-                    acc[r][t] += wv[r][u].x * xv.x + wv[r][u].y * xv.y + wv[r][u].z * xv.z + wv[r][u].w * xv.w;
+                acc[t] += wv[u].x * xv.x + wv[u].y * xv.y + wv[u].z * xv.z + wv[u].w * xv.w;
             }
         }
     }
 #pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int t = 0; t < T; ++t) {
-            float v = acc[r][t];
-            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == 0 && row0 + r < N) {
-                float* out = y + size_t(t) * N + row0 + r;
-                *out = beta == 0.f ? v : v + beta * *out;
-            }
+    for (int t = 0; t < T; ++t) {
+        float v = acc[t];
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (lane == 0) {
+            float* out = y + size_t(t) * N + row;
+            *out = beta == 0.f ? v : v + beta * *out;
         }
+    }
 }
 
 template <int T>
-void launch(int rows_per_warp, const float* x, const float* W, float* y, int N, int K, float beta) {
-    const int R = rows_per_warp == 2 ? 2 : 1, rows_per_block = kWarps * R;
-    const unsigned grid = unsigned((N + rows_per_block - 1) / rows_per_block);
-    if (R == 2)
-        skinny_kernel<T, 2, 4><<<grid, kWarps * 32>>>(x, W, y, N, K, beta);
-    else
-        skinny_kernel<T, 1, 8><<<grid, kWarps * 32>>>(x, W, y, N, K, beta);
+void launch(const float* x, const float* W, float* y, int N, int K, float beta) {
+    skinny_kernel<T><<<(N + kWarps - 1) / kWarps, kWarps * 32>>>(x, W, y, N, K, beta);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -73,18 +61,17 @@ bool aligned(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
 
 }  // namespace
 
-bool skinny_gemm_nt(const float* x, const float* W, float* y, int T, int N, int K, float beta, int rows_per_warp) {
+bool skinny_gemm_nt(const float* x, const float* W, float* y, int T, int N, int K, float beta) {
     if (T < 1 || T > kSkinnyMaxRows || K % 4 != 0 || !aligned(x) || !aligned(W)) return false;
-    if (rows_per_warp == 0) rows_per_warp = K >= 8192 ? 2 : 1;  // a long x is shared by two rows (less L1/L2 traffic)
     switch (T) {
-    case 1: launch<1>(rows_per_warp, x, W, y, N, K, beta); break;
-    case 2: launch<2>(rows_per_warp, x, W, y, N, K, beta); break;
-    case 3: launch<3>(rows_per_warp, x, W, y, N, K, beta); break;
-    case 4: launch<4>(rows_per_warp, x, W, y, N, K, beta); break;
-    case 5: launch<5>(rows_per_warp, x, W, y, N, K, beta); break;
-    case 6: launch<6>(rows_per_warp, x, W, y, N, K, beta); break;
-    case 7: launch<7>(rows_per_warp, x, W, y, N, K, beta); break;
-    default: launch<8>(rows_per_warp, x, W, y, N, K, beta); break;
+    case 1: launch<1>(x, W, y, N, K, beta); break;
+    case 2: launch<2>(x, W, y, N, K, beta); break;
+    case 3: launch<3>(x, W, y, N, K, beta); break;
+    case 4: launch<4>(x, W, y, N, K, beta); break;
+    case 5: launch<5>(x, W, y, N, K, beta); break;
+    case 6: launch<6>(x, W, y, N, K, beta); break;
+    case 7: launch<7>(x, W, y, N, K, beta); break;
+    default: launch<8>(x, W, y, N, K, beta); break;
     }
     return true;
 }

@@ -13,8 +13,8 @@ constexpr int kSkinnyMaxRows = 8;
 
 // x [T, K], W [N, K] (a Linear's weight), y [T, N], row-major, device pointers. Returns false
 // (launching nothing) when it does not apply: T > kSkinnyMaxRows, K % 4 ≠ 0, or a pointer not
-// 16-byte aligned — the caller then uses cuBLAS. rows_per_warp: 1 or 2 (0: chosen from K).
-bool skinny_gemm_nt(const float* x, const float* W, float* y, int T, int N, int K, float beta, int rows_per_warp = 0);
+// 16-byte aligned — the caller then uses cuBLAS.
+bool skinny_gemm_nt(const float* x, const float* W, float* y, int T, int N, int K, float beta);
 
 // The longest K the skinny kernel takes in linear_nt (longer rows go to cuBLAS, which streams them
 // better: docs/perf.md). bench_task6 --skinny-max-k compares.
