@@ -51,7 +51,29 @@ HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp commo
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \
                common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
-               common/llm/history.cpp common/llm/utf8.cpp
+               common/llm/history.cpp common/llm/utf8.cpp \
+               common/cuda/memory_watch.cpp common/llm/remote_model.cpp common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
+
+# A runner (build/<impl>/bin/runner_taskN) is the only program that holds student code: the channel,
+# device staging, the task's operations (taskN/serve.cpp) and what the student's code may call.
+# No oracle, no cuBLAS (Tasks 6 and 7: the model's projections need it), nothing that judges.
+RUNNER_CPU_SRC := common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_cpu.cpp common/remote/wire.cpp
+RUNNER_GPU_SRC := common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_gpu.cpp common/remote/wire.cpp \
+                  common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/fill.cu
+RUNNER_LDLIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lpthread
+TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
+TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA)
+TASK6_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA) task6/model.cpp task6/timing.cpp common/cuda/cublas_gemm.cpp \
+                      common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/history.cpp \
+                      common/cuda/attention_oracle.cu
+TASK7_RUNNER_EXTRA := $(TASK6_RUNNER_EXTRA) task7/gpt2.cpp common/llm/utf8.cpp
+TASK6_RUNNER_LIBS  := -lcublas
+TASK7_RUNNER_LIBS  := -lcublas
+runner_src = $(if $(filter $(1),$(GPU_TASKS)),$(RUNNER_GPU_SRC),$(RUNNER_CPU_SRC)) $(TASK$(1)_RUNNER_EXTRA) task$(1)/serve.cpp
+# The trusted side's stand-ins for the student's functions: each sends its call to the runner.
+task_proxy_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard task$(u)/remote.cpp))
+RUNNER_BIN_DIR ?= $(BUILD)/bin
+
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
                grader/protected.cpp grader/symbols.cpp
 
@@ -60,7 +82,7 @@ GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tas
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases.h task*/cases.cpp \
-              task*/test_task*.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.*) \
+              task*/test_task*.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               tools/make_goldens.py tools/llm_reference.py tools/train_model.py tools/install_deps.sh tools/fetch_assets.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
@@ -69,7 +91,7 @@ HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: help all deps model goldens goldens-if-stale test grade grade-build skeleton check-skeleton clean unit protect check-protected \
-        release check-release \
+        release check-release runners \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4
 .DEFAULT_GOAL := help
 
@@ -99,14 +121,16 @@ $(COMMON)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-# The implementation side: SOLUTION=1 turns on the reference's solution blocks (skeletons have none).
+# The implementation side: SOLUTION=1 turns on the reference's solution blocks — for the reference
+# only: a student's file compiled with it could switch on code it copied or included.
+SOLUTION_FLAG = $(if $(filter build/reference/%,$@),-DSOLUTION=1,)
 $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -DSOLUTION=1 -c $< -o $@
+	$(CXX) $(CXXFLAGS) $(SOLUTION_FLAG) -c $< -o $@
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(SOLUTION_FLAG) -c $< -o $@
 
 $(BUILD)/grader/main.o: grader/main.cpp
 	@mkdir -p $(dir $@)
@@ -121,12 +145,17 @@ $(COMMON)/grader/protected_manifest.cpp: grader/protected.sha256
 # CPU tasks use Catch2's own main; GPU tasks a main that skips (exit 77) without a CUDA device.
 test_main = $(if $(filter $(1),$(GPU_TASKS)),common/cuda/test_main_gpu.cpp,common/test_main.cpp)
 define TASK_TEST
-$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,$(1)))
+$(RUNNER_BIN_DIR)/runner_task$(1): $(call obj_common,$(call runner_src,$(1))) $(call obj_impl,$(call task_impl_src,$(1)))
+	@mkdir -p $$(dir $$@)
+	$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
+
+# The test program is trusted: the cases, the oracles and the proxies; the student's code runs in the runner.
+$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA) $(call task_proxy_src,$(1))) $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task$(1)
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$^ -o $$@ $$(LDLIBS)
 
 ifneq ($(if $(PROMPT),$(1)),7)
-task$(1): $(BUILD)/bin/task$(1)
+task$(1): $(BUILD)/bin/task$(1) $(RUNNER_BIN_DIR)/runner_task$(1)
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task$(1)
 endif
 endef
@@ -215,9 +244,11 @@ tune-task4: build/reference/bin/tune_task4
 # ---- grader ----------------------------------------------------------------------------------
 # Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.
 GRADER_BIN ?= $(BUILD)/bin/grader
+RUNNERS = $(foreach t,$(TASKS),$(RUNNER_BIN_DIR)/runner_task$(t))
+# The grader links no student object: it runs each task's runner (beside it, or --runner-dir).
 $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
-               $(sort $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_EXTRA)))) \
-                     $(HARNESS_OBJ) $(IMPL_OBJ)
+               $(sort $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_EXTRA) $(call task_proxy_src,$(t))))) \
+               $(HARNESS_OBJ) | $(RUNNERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
@@ -231,7 +262,9 @@ grade:
 	@$(MAKE) --no-print-directory -j2 grade-build
 	./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t))
 
-grade-build: $(GRADER_BIN) $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 \
+runners: $(RUNNERS)
+
+grade-build: $(GRADER_BIN) $(RUNNERS) $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 \
              $(if $(HAVE_REFERENCE),build/reference/bin/bench_task4 build/reference/bin/bench_task5)
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/cases.h"
+#include "common/remote/runner.h"
 
 namespace attn {
 // Prints one result line per case and returns whether it passed.
@@ -16,6 +17,7 @@ bool report_case(const GradeCase& c, const CaseResult& r);
 #define ATTNLAB_CASE_TESTS(task, cases_fn)                                     \
     TEST_CASE(task " graded cases", "[" task "]") {                            \
         const char* suite_ = std::getenv("ATTNLAB_SUITE");                     \
+        attn::remote::use_task(std::atoi(task + 4)); /* "taskN": runner_taskN */ \
         int matched_ = 0;                                                      \
         for (const attn::GradeCase& c : cases_fn()) {                          \
             if (suite_ && *suite_ && c.suite != suite_) continue;              \

@@ -37,4 +37,13 @@ bool check_output(CaseResult& r, const std::string& what, const Tensor& got, con
     return false;
 }
 
+bool timing_agrees(CaseResult& r, const std::string& what, double reported_ms, double bracket_ms, double min_share) {
+    if (reported_ms <= bracket_ms * 1.02 + 0.5 && reported_ms >= min_share * bracket_ms && reported_ms >= 0) return true;
+    r.status = "failed";
+    r.reason = fmt::format("{}: the runner reported {:.3f} ms, but this side's clock measured {:.3f} ms around the request: "
+                           "a time that does not agree with the grader's clock is not credited",
+                           what, reported_ms, bracket_ms);
+    return false;
+}
+
 }  // namespace attn

@@ -43,6 +43,11 @@ void expect_throw(CaseResult& r, F&& fn, const std::vector<std::string>& names, 
     r.reason = accepted;
 }
 
+// A time a runner reported (events in its process) against this side's own clock around the same
+// request: it must fit inside (at most the bracket) and, where the request did little else, fill
+// at least `min_share` of it. Otherwise records a failure naming both and returns false.
+bool timing_agrees(CaseResult& r, const std::string& what, double reported_ms, double bracket_ms, double min_share = 0);
+
 // Wall-clock milliseconds of fn() (informational only: benchmarks use events, not this).
 template <class F>
 double wall_ms(F&& fn) {

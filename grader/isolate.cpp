@@ -3,6 +3,7 @@
 
 #include "common/cuda/cuda_check.h"
 #include "common/cuda/device.h"
+#include "common/remote/runner.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -81,6 +82,7 @@ void become_child() {
         }
         write_all(fd, fmt::format("D {}\n", attn::device_info().name));
     }
+    attn::remote::use_task(task.id);
     const auto cases = task.cases();
     for (size_t i = first; i < cases.size(); ++i) {
         write_all(fd, fmt::format("S {}\n", i));

@@ -98,6 +98,7 @@ Options parse(int argc, char** argv) {
         }
     }
     if (o.bin_dir.empty()) o.bin_dir = self_dir();
+    setenv("ATTNLAB_RUNNER_DIR", o.bin_dir.c_str(), 1);  // the submission's runners (runner_taskN)
     struct stat st {};
     if (o.root == ATTNLAB_ROOT && stat((o.root + "/grader").c_str(), &st) != 0) o.root = ".";  // a binary that travelled
     return o;

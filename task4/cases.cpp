@@ -1,18 +1,22 @@
 // cases.cpp — Task 4's graded cases on the GPU. Golden files (torch, float64) for the course's
 // (B=4, S=128, 32 heads of 128) and ragged, small-head, single-head and cross-attention shapes;
 // the course's long case (B=64, S=4096, 32 heads of 128: 4.3 GB per tensor) is generated on the
-// GPU from a seed and checked, on 8 of its 2048 heads, against the harness's cuBLAS attention
-// oracle run in the same process (a golden file would be 17 GB).
+// GPU from a nonce and checked everywhere for unwritten elements and, on 8 heads drawn from
+// GRADER_SEED, against the harness's cuBLAS attention oracle (a golden file would be 17 GB); a
+// call at S = 32768 shows the kernel is fused (device memory watched from this side).
 #include "task4/cases.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "common/check.h"
 #include "common/cuda/attention_oracle.h"
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/gpu_case.h"
+#include "common/cuda/memory_watch.h"
+#include "common/remote/runner.h"
 #include "common/cpu_ops.h"
 #include "common/golden.h"
 #include "common/seed.h"
@@ -48,32 +52,78 @@ CaseResult golden_case(const std::string& golden) {
     return r;
 }
 
-// The course's (B=64, S=4096) case: inputs made on the GPU, 8 heads checked against the oracle.
+// The course's (B=64, S=4096) case: the runner makes q, k, v from a nonce (4.3 GB each: too large
+// to send) and returns all of O. Every element must be finite (unwritten ones are NaN); 8 heads,
+// drawn from GRADER_SEED after the call, are checked against the oracle on inputs made here.
 CaseResult course_large_case(bool causal) {
     const int B = 64, H = 32, S = 4096, D = 128, BH = B * H;
     const size_t head = size_t(S) * D, n = size_t(BH) * head;
+    auto g = rng_for(std::string("task4.course_large.") + (causal ? "causal" : "full"));
+    const uint64_t nonce = g() >> 16;
     CaseResult r;
-    r.shape = fmt::format("B={} H={} S={} D={}{} (8 heads checked)", B, H, S, D, causal ? " causal" : "");
-    DeviceBuffer<float> q(n), k(n), v(n), o(n);
-    fill_normal(q.get(), n, 4101 + causal), fill_normal(k.get(), n, 4102 + causal), fill_normal(v.get(), n, 4103 + causal);
-    o.poison();
-    r.ms = wall_ms([&] {
-        flash_attention_forward(q.get(), k.get(), v.get(), o.get(), B, H, S, S, D, causal);
-        sync_default_stream();
-    });
-    CUDA_CHECK(cudaDeviceSynchronize());
+    r.shape = fmt::format("B={} H={} S={} D={}{} (8 heads checked, seed {})", B, H, S, D, causal ? " causal" : "", grader_seed());
+    remote::Message req;
+    req.head = {{"op", "generated_inputs"}, {"args", {{"B", B}, {"H", H}, {"S", S}, {"D", D}, {"causal", causal}, {"seed", nonce}}}};
+    remote::Message reply;
+    r.ms = wall_ms([&] { reply = remote::request(req, {n}); });
+    const std::vector<float>& o = reply.buffers[0];
+    for (size_t i = 0; i < n; ++i)
+        if (!std::isfinite(o[i])) {
+            r.reason = fmt::format("O{} is {} (NaN: never written)", index_str({B, H, S, D}, int64_t(i), kDims), o[i]);
+            return r;
+        }
     CublasGemm gemm;
-    DeviceBuffer<float> want(head), scores(size_t(S) * S);
+    DeviceBuffer<float> q(head), k(head), v(head), want(head), scores(size_t(S) * S);
     const Tolerance tol{2e-5, 1e-4};
-    for (int bh : {0, 1, 255, 777, 1024, 1500, 2046, 2047}) {
-        attention_oracle(gemm, q.get() + bh * head, k.get() + bh * head, v.get() + bh * head, want.get(), 1, S, S, D,
-                         causal, scores.get());
+    for (int check = 0; check < 8; ++check) {
+        const int bh = uniform_int(g, 0, BH - 1);
+        fill_normal(q.get(), head, nonce, 1.f, bh * head), fill_normal(k.get(), head, nonce + 1, 1.f, bh * head);
+        fill_normal(v.get(), head, nonce + 2, 1.f, bh * head);
+        attention_oracle(gemm, q.get(), k.get(), v.get(), want.get(), 1, S, S, D, causal, scores.get());
         Tensor got({1, 1, S, D}), expected({1, 1, S, D});
-        CUDA_CHECK(cudaMemcpy(got.ptr(), o.get() + bh * head, head * sizeof(float), cudaMemcpyDeviceToHost));
+        std::copy(o.begin() + long(bh * head), o.begin() + long((bh + 1) * head), got.data.begin());
         expected.data = want.download();
         if (!check_output(r, fmt::format("O of head bh={}", bh), got, expected, tol, kDims)) return r;
     }
     r.status = "passed";
+    return r;
+}
+
+// Fused means the scores never exist as a whole: during a call at S = 32768 (one head: 4.3 GB of
+// scores) the runner's device memory, as this process sees it, must stay far below that.
+CaseResult fused_case() {
+    const int S = 32768, D = 64;
+    const size_t n = size_t(S) * D;
+    const double s_by_s = double(S) * S * sizeof(float);
+    CaseResult r;
+    r.shape = fmt::format("B=1 H=1 S={} D={} causal (device memory watched)", S, D);
+    auto g = rng_for("task4.fused");
+    const Tensor q = random_tensor(g, {1, 1, S, D}), k = random_tensor(g, {1, 1, S, D}), v = random_tensor(g, {1, 1, S, D});
+    auto dq = to_device(q), dk = to_device(k), dv = to_device(v);
+    auto dout = poisoned_output(q.shape);
+    remote::stop_runner_peak_rss_bytes();  // a fresh runner: nothing left over from earlier cases
+    remote::request({{{"op", "hello"}}, {}});
+    double peak_bytes = 0;
+    r.ms = wall_ms([&] {
+        peak_bytes = device_memory_peak_during([&] {
+            flash_attention_forward(dq.get(), dk.get(), dv.get(), dout.get(), 1, 1, S, S, D, true);
+        });
+    });
+    const double extra = peak_bytes - 4.0 * double(n) * sizeof(float);
+    r.metrics["runner device bytes beyond q, k, v, o"] = extra;
+    if (extra >= 0.5 * s_by_s) {
+        r.reason = fmt::format("the call took {:.2f} GB of device memory beyond its inputs and output, as much as the "
+                               "S×S scores ({:.2f} GB): the kernel must be fused (scores stay on chip, tile by tile)",
+                               extra / 1e9, s_by_s / 1e9);
+        return r;
+    }
+    Tensor out;
+    if (!read_output(r, dout, q.shape, out)) return r;
+    // against the harness's oracle on the GPU (a float64 reference would take minutes at this length)
+    CublasGemm gemm;
+    DeviceBuffer<float> want(n), scores(size_t(S) * S);
+    attention_oracle(gemm, dq.get(), dk.get(), dv.get(), want.get(), 1, S, S, D, true, scores.get());
+    if (check_output(r, "O", out, to_host(want, q.shape), Tolerance{2e-5, 1e-4}, kDims)) r.status = "passed";
     return r;
 }
 
@@ -135,6 +185,7 @@ std::vector<GradeCase> grade_cases() {
     for (bool causal : {false, true})
         cases.push_back({causal ? "course_b64_s4096_causal" : "course_b64_s4096", 1.0,
                          [causal] { return course_large_case(causal); }, "course_large"});
+    cases.push_back({"fused: no S×S buffer at S=32768", 1.0, [] { return fused_case(); }, "fused"});
     for (int draw = 0; draw < 4; ++draw)
         cases.push_back({fmt::format("fresh inputs #{}", draw + 1), 1.0, [draw] { return fresh_case(draw); }, "fresh"});
     cases.push_back({"rejects head_dim 160", 0.5, [] { return rejects_head_dim(160); }, "errors"});

@@ -2,8 +2,8 @@
 // or a write to the wrong position shows. Golden files (torch, float64) for small and ragged
 // lengths (pos 0, pos 1, lengths no tile divides, head_dim 32/64/96/128); the course's run
 // (B=16, prefill 1024, 32 heads of 128, max_seq 2048, then 100 decode steps, each checked) and a
-// B=1, 16384-position context are made on the GPU from a seed and checked against the harness's
-// double-precision decode oracle.
+// B=1, 16384-position context run in the runner on inputs made there from a nonce, and are checked
+// here, step by step, against the harness's double-precision decode oracle.
 #include "task5/cases.h"
 
 #include <fmt/format.h>
@@ -17,6 +17,7 @@
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/gpu_case.h"
 #include "common/golden.h"
+#include "common/remote/runner.h"
 #include "common/seed.h"
 #include "task5/task5.h"
 
@@ -102,46 +103,48 @@ CaseResult fresh_case(int draw) {
                      attention_f64(q, k, v, false), B, H, L, D);
 }
 
-// Prefill of `prefill` positions made on the GPU, then `steps` decode steps, every one checked
-// against the double-precision oracle, and the appended row of the cache checked too.
-CaseResult gpu_run_case(int B, int H, int D, int max_seq, int prefill, int steps, uint64_t seed) {
+// Prefill of `prefill` positions, then `steps` decode steps, run in the runner on inputs made
+// there from a nonce; here the same inputs are made again, the cache is built by plain copies,
+// and every step's output and appended row are checked against the double-precision oracle.
+CaseResult gpu_run_case(int B, int H, int D, int max_seq, int prefill, int steps, const std::string& name) {
     const int BH = B * H;
+    const size_t row = size_t(BH) * D;
+    const uint64_t seed = rng_for("task5.run." + name)() >> 16;
     CaseResult r;
     r.shape = fmt::format("B={} H={} D={} max_seq={} prefill {} + {} steps", B, H, D, max_seq, prefill, steps);
+    remote::Message req;
+    req.head = {{"op", "decode_run"},
+                {"args", {{"B", B}, {"H", H}, {"D", D}, {"max_seq", max_seq}, {"prefill", prefill}, {"steps", steps}, {"seed", seed}}}};
+    remote::Message reply;
+    r.ms = wall_ms([&] { reply = remote::request(req, {row * steps, row * steps, row * steps}); });
     DeviceBuffer<float> kc(size_t(BH) * max_seq * D), vc(kc.size()), kp(size_t(BH) * prefill * D), vp(kp.size());
-    DeviceBuffer<float> q(size_t(BH) * D), kn(q.size()), vn(q.size()), o(q.size()), want(q.size());
+    DeviceBuffer<float> q(row), kn(row), vn(row), want(row);
     DeviceBuffer<double> scores(size_t(BH) * (prefill + steps));
-    kc.poison(), vc.poison();
     fill_normal(kp.get(), kp.size(), seed), fill_normal(vp.get(), vp.size(), seed + 1);
-    store_prefill(kc.get(), vc.get(), kp.get(), vp.get(), B, H, max_seq, prefill, D);
-    double total_ms = 0;
+    const size_t pitch = size_t(max_seq) * D * sizeof(float);
+    for (auto [cache, part] : {std::pair{&kc, &kp}, std::pair{&vc, &vp}})
+        CUDA_CHECK(cudaMemcpy2D(cache->get(), pitch, part->get(), size_t(prefill) * D * sizeof(float),
+                                size_t(prefill) * D * sizeof(float), BH, cudaMemcpyDeviceToDevice));
     for (int step = 0; step < steps; ++step) {
         const int pos = prefill + step;
-        fill_normal(q.get(), q.size(), seed + 10 + 3 * step), fill_normal(kn.get(), kn.size(), seed + 11 + 3 * step);
-        fill_normal(vn.get(), vn.size(), seed + 12 + 3 * step);
-        o.poison();
-        total_ms += wall_ms([&] {
-            update_cache(kc.get(), vc.get(), kn.get(), vn.get(), B, H, max_seq, D, pos);
-            decode_attention(q.get(), kc.get(), vc.get(), o.get(), B, H, max_seq, pos + 1, D);
-            sync_default_stream();
-        });
-        Tensor got;
-        if (!read_output(r, o, {B, H, 1, D}, got)) return r;
-        // the appended row, in every head, must be this step's k_new / v_new
-        Tensor row({BH, D}), expect_k = to_host(kn, {BH, D}), expect_v = to_host(vn, {BH, D});
-        for (const auto& [cache, expect, name] : {std::tuple{&kc, &expect_k, "k_cache"}, std::tuple{&vc, &expect_v, "v_cache"}}) {
-            CUDA_CHECK(cudaMemcpy2D(row.ptr(), D * sizeof(float), cache->get() + size_t(pos) * D, size_t(max_seq) * D * sizeof(float),
-                                    D * sizeof(float), BH, cudaMemcpyDeviceToHost));
-            if (std::memcmp(row.ptr(), expect->ptr(), row.data.size() * sizeof(float)) != 0) {
+        fill_normal(q.get(), row, seed + 10 + 3 * step), fill_normal(kn.get(), row, seed + 11 + 3 * step);
+        fill_normal(vn.get(), row, seed + 12 + 3 * step);
+        for (auto [cache, part, got, name] : {std::tuple{&kc, &kn, &reply.buffers[1], "k_cache"},
+                                              std::tuple{&vc, &vn, &reply.buffers[2], "v_cache"}}) {
+            CUDA_CHECK(cudaMemcpy2D(cache->get() + size_t(pos) * D, pitch, part->get(), D * sizeof(float), D * sizeof(float),
+                                    BH, cudaMemcpyDeviceToDevice));
+            const std::vector<float> expect = part->download();
+            if (std::memcmp(got->data() + step * row, expect.data(), row * sizeof(float)) != 0) {
                 r.reason = fmt::format("step {}: {} at position {} does not hold the appended token", step + 1, name, pos);
                 return r;
             }
         }
         decode_oracle(q.get(), kc.get(), vc.get(), want.get(), BH, max_seq, pos + 1, D, scores.get());
+        Tensor got({B, H, 1, D});
+        std::copy(reply.buffers[0].begin() + long(step * row), reply.buffers[0].begin() + long((step + 1) * row), got.data.begin());
         if (!check_output(r, fmt::format("step {} (len {})", step + 1, pos + 1), got, to_host(want, {B, H, 1, D}), kTol, kDims))
             return r;
     }
-    r.ms = total_ms;
     r.status = "passed";
     return r;
 }
@@ -169,9 +172,9 @@ std::vector<GradeCase> grade_cases() {
     for (const char* g : {"pos0_d128", "pos1_d64", "len127_d128", "len129_d96", "len1000_d64", "len4097_d32"})
         cases.push_back({g, 1.0, [g] { return golden_case(g); }, "golden"});
     cases.push_back({"course: prefill 1024, 100 decode steps", 2.0,
-                     [] { return gpu_run_case(16, 32, 128, 2048, 1024, 100, 5001); }, "course"});
+                     [] { return gpu_run_case(16, 32, 128, 2048, 1024, 100, "course"); }, "course"});
     cases.push_back({"long context: B=1, 16384 positions", 1.0,
-                     [] { return gpu_run_case(1, 32, 128, 16384, 16381, 3, 5002); }, "long"});
+                     [] { return gpu_run_case(1, 32, 128, 16384, 16381, 3, "long"); }, "long"});
     cases.push_back({"rejects pos == max_seq", 0.5, [] { return rejects_pos(16); }, "errors"});
     cases.push_back({"rejects pos == -1", 0.5, [] { return rejects_pos(-1); }, "errors"});
     for (int draw = 0; draw < 4; ++draw)

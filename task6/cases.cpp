@@ -23,6 +23,9 @@
 #include "common/cuda/gpu_case.h"
 #include "common/golden.h"
 #include "common/llm/greedy_check.h"
+#include "common/llm/remote_model.h"
+#include "common/cuda/memory_watch.h"
+#include "common/remote/runner.h"
 #include "common/seed.h"
 #include "task6/model.h"
 #include "task6/timing.h"
@@ -36,8 +39,16 @@ const Tolerance kSmallTol{1e-3, 1e-3}, kCourseTol{3e-3, 3e-3};
 using llm::check_step;
 using llm::column;
 
-std::vector<int> newest(const DecoderModel& m) {
-    return column(m.tokens(), m.config().batch, m.length(), m.length() - 1);
+template <class Model>
+std::vector<int> newest(const Model& m, int B) {
+    return column(m.tokens(), B, m.length(), m.length() - 1);
+}
+
+// The student's model, in the runner: the same seeded weights, their attention.
+llm::RemoteModel student_model(const ModelConfig& c) {
+    return llm::RemoteModel({{"vocab", c.vocab}, {"hidden", c.hidden}, {"heads", c.heads}, {"layers", c.layers}, {"ffn", c.ffn},
+                             {"batch", c.batch}, {"max_seq", c.max_seq}, {"seed", c.seed}, {"mode", "kv_cache"}},
+                            c.batch, c.vocab);
 }
 
 std::vector<int> random_prompt(uint64_t seed, int B, int S, int vocab) {
@@ -67,23 +78,25 @@ CaseResult golden_case(const std::string& name) {
     const Tensor want_logits = f.load_f32("logits", {steps + 1, B, cfg.vocab});
     CaseResult r;
     r.shape = fmt::format("{}; prompt {} + {} steps", cfg.describe(), S, steps);
-    DecoderModel m(std::make_shared<Weights>(cfg), Attention::kv_cache);
+    llm::RemoteModel m = student_model(cfg);
     r.ms = wall_ms([&] { llm::follow_reference(r, m, prompt, S, steps, want_tokens, want_logits, tol); });
     return r;
 }
 
-// The KV-cache run against the no-cache oracle over the same weights, following the cache's tokens.
-void check_against_oracle(CaseResult& r, DecoderModel& mine, DecoderModel& oracle, const std::vector<int>& prompt, int S,
+// The KV-cache run (in the runner) against the no-cache oracle (here) over the same weights,
+// following the cache's tokens.
+void check_against_oracle(CaseResult& r, llm::RemoteModel& mine, DecoderModel& oracle, const std::vector<int>& prompt, int S,
                           int steps, Tolerance tol) {
+    const int B = oracle.config().batch;
     for (int step = 0; step <= steps; ++step) {
         if (step == 0) {
             mine.prefill(prompt, S), oracle.prefill(prompt, S);
         } else {
-            oracle.force_newest(column(mine.tokens(), mine.config().batch, mine.length(), oracle.length() - 1));
+            oracle.force_newest(column(mine.tokens(), B, mine.length(), oracle.length() - 1));
             mine.decode(), oracle.decode();
         }
         if (!check_step(r, llm::step_name(step, S), mine.logits_host(),
-                        oracle.logits_host(), newest(mine), newest(oracle), tol))
+                        oracle.logits_host(), newest(mine, B), newest(oracle, B), tol))
             return;
     }
     r.status = "passed";
@@ -92,8 +105,8 @@ void check_against_oracle(CaseResult& r, DecoderModel& mine, DecoderModel& oracl
 CaseResult oracle_case(const ModelConfig& cfg, int S, int steps, const std::string& label) {
     CaseResult r;
     r.shape = fmt::format("{}{}; prompt {} + {} steps", label, cfg.describe(), S, steps);
-    auto w = std::make_shared<Weights>(cfg);
-    DecoderModel mine(w, Attention::kv_cache), oracle(w, Attention::oracle);
+    llm::RemoteModel mine = student_model(cfg);
+    DecoderModel oracle(std::make_shared<Weights>(cfg), Attention::oracle);
     const std::vector<int> prompt = random_prompt(cfg.seed + 17, cfg.batch, S, cfg.vocab);
     r.ms = wall_ms([&] { check_against_oracle(r, mine, oracle, prompt, S, steps, kSmallTol); });
     return r;
@@ -111,45 +124,58 @@ CaseResult fresh_case(int draw) {
 }
 
 // The course's run. Layers are cut to what the GPU's memory holds (said in the shape) so a
-// smaller GPU still runs it.
+// smaller GPU still runs it: the weights live twice, in the runner and here (the oracle).
+// TTFT and TBT are timed with events in the runner and must agree with this side's clock.
 CaseResult course_case() {
     const int S = 1024, steps = 100, checked_steps = 3;
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     const ModelConfig full = ModelConfig::course();
     std::string cut;
-    const ModelConfig cfg = fit_layers(full, full.run_bytes(Attention::kv_cache) + full.run_bytes(Attention::oracle), free_b, cut);
+    const ModelConfig cfg = fit_layers(
+        full, full.run_bytes(Attention::kv_cache) + full.run_bytes(Attention::oracle) + full.weight_bytes(), free_b, cut);
     CaseResult r;
     r.shape = fmt::format("{}; prompt {} + {} steps{}", cfg.describe(), S, steps, cut.empty() ? "" : " (" + cut + ")");
-    auto w = std::make_shared<Weights>(cfg);
     const std::vector<int> prompt = random_prompt(cfg.seed + 17, cfg.batch, S, cfg.vocab);
-    auto mine = std::make_unique<DecoderModel>(w, Attention::kv_cache);
+    llm::RemoteModel mine = student_model(cfg);
     {  // correctness first: the prefill and the first steps against the oracle
-        DecoderModel oracle(w, Attention::oracle);
-        check_against_oracle(r, *mine, oracle, prompt, S, checked_steps, kCourseTol);
+        DecoderModel oracle(std::make_shared<Weights>(cfg), Attention::oracle);
+        check_against_oracle(r, mine, oracle, prompt, S, checked_steps, kCourseTol);
         if (r.status != "passed") return r;
         r.status = "failed";
     }
-    size_t free_before = 0, free_after = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_before, &total_b));
-    const GenerationTiming t = time_generation(*mine, prompt, S, steps);
-    CUDA_CHECK(cudaMemGetInfo(&free_after, &total_b));
-    if (free_after + (size_t(1) << 20) < free_before) {
-        r.reason = fmt::format("device memory fell by {:.1f} MB during generation: allocate once, outside the loop",
-                               (free_before - free_after) / 1e6);
+    remote::Message req, reply;
+    req.head = {{"op", "model_time"}, {"args", {{"prompt", prompt}, {"S", S}, {"steps", steps}}}};
+    double wall = 0, grew = 0;
+    {
+        size_t f0 = 0, f1 = 0;
+        CUDA_CHECK(cudaMemGetInfo(&f0, &total_b));
+        wall = wall_ms([&] { reply = remote::request(req, {size_t(cfg.batch) * cfg.vocab}); });
+        CUDA_CHECK(cudaMemGetInfo(&f1, &total_b));
+        grew = double(f0) - double(f1);
+    }
+    if (grew > 1e6) {
+        r.reason = fmt::format("device memory fell by {:.1f} MB during generation: allocate once, outside the loop", grew / 1e6);
         return r;
     }
-    for (float x : mine->logits_host().data)
+    for (float x : reply.buffers[0])
         if (!std::isfinite(x)) {
             r.reason = fmt::format("the logits of step {} are not finite", steps);
             return r;
         }
-    mine.reset();  // the cache's memory back before the baseline runs
-
+    GenerationTiming t;
+    t.ttft_ms = reply.head.at("ttft_ms").get<double>();
+    t.tbt_ms = reply.head.at("tbt_ms").get<std::vector<double>>();
+    if (!timing_agrees(r, "TTFT + TBT", t.ttft_ms + t.tbt_total(), wall, 0.5)) return r;
     // The no-cache baseline: every step recomputes the whole sequence (the student's Task-4 kernel).
-    DecoderModel baseline(w, Attention::recompute);
-    baseline.prefill(prompt, S);
-    const double no_cache_ms = median_step_ms(baseline, checked_steps);
+    remote::Message base_req, base;
+    base_req.head = {{"op", "model_no_cache"},
+                     {"args", {{"vocab", cfg.vocab}, {"hidden", cfg.hidden}, {"heads", cfg.heads}, {"layers", cfg.layers},
+                               {"ffn", cfg.ffn}, {"batch", cfg.batch}, {"max_seq", cfg.max_seq}, {"seed", cfg.seed},
+                               {"prompt", prompt}, {"S", S}, {"steps", checked_steps}}}};
+    const double base_wall = wall_ms([&] { base = remote::request(base_req, {}); });
+    const double no_cache_ms = base.head.at("step_ms").get<double>();
+    if (!timing_agrees(r, "no-cache step", no_cache_ms * checked_steps, base_wall)) return r;
     r.ms = t.ttft_ms + t.tbt_total();
     r.metrics = {{"TTFT ms", t.ttft_ms},
                  {"TBT median ms", t.tbt_median()},

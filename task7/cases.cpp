@@ -10,11 +10,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <chrono>
 
 #include "common/check.h"
 #include "common/golden.h"
 #include "common/llm/greedy_check.h"
+#include "common/llm/remote_model.h"
+#include "common/remote/runner.h"
 #include "common/llm/utf8.h"
 #include "common/safetensors.h"
 #include "task7/gpt2.h"
@@ -29,44 +33,51 @@ using namespace attn;
 const char* const kCoursePrompt = "What are the advantages of using flashattention kernels in large language model inference?";
 const char* const kSecondPrompt = "And God said unto Moses,";
 
+// GPT-2 on the student's kernels, in the runner: it may read the checkpoint's two files, nothing else.
+llm::RemoteModel student_engine(const std::string& dir, const gpt2::Config& cfg, int max_seq, const gpt2::Sampling& s = {}) {
+    char abs[PATH_MAX];
+    const std::string where = realpath(dir.c_str(), abs) ? abs : dir;
+    for (const char* f : {"/config.json", "/model.safetensors"}) attn::remote::allow_read(where + f);
+    return llm::RemoteModel({{"checkpoint", where}, {"batch", 1}, {"max_seq", max_seq}, {"top_k", s.top_k},
+                             {"temperature", s.temperature}, {"seed", s.seed}},
+                            1, cfg.vocab);
+}
+
 const gpt2::Tokenizer& tokenizer() {
     static const gpt2::Tokenizer t;
     return t;
 }
 
 // Prompt `i` of a reference file (prompt{i}, tokens{i}, logits{i}) on the checkpoint `ck`.
-CaseResult match_reference(const std::shared_ptr<const gpt2::Checkpoint>& ck, const std::string& reference, int i,
+CaseResult match_reference(const std::string& dir, const gpt2::Config& cfg, const std::string& reference, int i,
                            const std::string& prompt) {
     const SafetensorsFile f(reference, "run \"make goldens\" (the small model) or \"make model\" (the default one)");
     const int steps = std::stoi(f.metadata("steps"));
     const Tolerance tol{std::stod(f.metadata("atol")), std::stod(f.metadata("rtol"))};
     const std::vector<int> want_prompt = llm::ids_of(f.load_f32(fmt::format("prompt{}", i)));
     const std::vector<int> want_tokens = llm::ids_of(f.load_f32(fmt::format("tokens{}", i), {1, steps + 1}));
-    const Tensor want_logits = f.load_f32(fmt::format("logits{}", i), {steps + 1, 1, ck->cfg.vocab});
+    const Tensor want_logits = f.load_f32(fmt::format("logits{}", i), {steps + 1, 1, cfg.vocab});
     CaseResult r;
     const int S = int(want_prompt.size());
-    r.shape = fmt::format("{}; prompt of {} tokens + {} greedy", ck->cfg.describe(), S, steps);
+    r.shape = fmt::format("{}; prompt of {} tokens + {} greedy", cfg.describe(), S, steps);
     const std::vector<int> ids = tokenizer().encode(prompt);
     if (ids != want_prompt) {
         r.reason = fmt::format("the tokenizer's {} ids for the prompt differ from tiktoken's {}", ids.size(), want_prompt.size());
         return r;
     }
-    gpt2::Engine e(ck, 1, S + steps + 1);
+    llm::RemoteModel e = student_engine(dir, cfg, S + steps + 1);
     r.ms = wall_ms([&] { llm::follow_reference(r, e, ids, S, steps, want_tokens, want_logits, tol); });
     return r;
 }
 
 // `tokens` new tokens after `prompt` (batch 1), decoded; decode tokens/s by the host's clock.
-std::string generate(const std::shared_ptr<const gpt2::Checkpoint>& ck, const std::string& prompt, int tokens,
+std::string generate(const std::string& dir, const gpt2::Config& cfg, const std::string& prompt, int tokens,
                      const gpt2::Sampling& s, double* tokens_per_s) {
     const std::vector<int> ids = tokenizer().encode(prompt);
-    gpt2::Engine e(ck, 1, int(ids.size()) + tokens + 1);
-    e.set_sampling(s);
+    llm::RemoteModel e = student_engine(dir, cfg, int(ids.size()) + tokens + 1, s);
     e.prefill(ids, int(ids.size()));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = std::chrono::steady_clock::now();  // this side's clock: each step's reply means it is done
     for (int i = 1; i < tokens; ++i) e.decode();
-    CUDA_CHECK(cudaDeviceSynchronize());
     const double s_elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (tokens_per_s) *tokens_per_s = (tokens - 1) / s_elapsed;
     std::vector<int> all = e.tokens();
@@ -74,25 +85,26 @@ std::string generate(const std::shared_ptr<const gpt2::Checkpoint>& ck, const st
 }
 
 CaseResult golden_case(int i) {
-    return match_reference(gpt2::Checkpoint::load(goldens_dir() + "/task7/tiny"), golden_path("task7", "tiny_reference"), i,
+    const std::string dir = goldens_dir() + "/task7/tiny";
+    return match_reference(dir, gpt2::inspect_checkpoint(dir), golden_path("task7", "tiny_reference"), i,
                            i == 0 ? kCoursePrompt : kSecondPrompt);
 }
 
 CaseResult model_case() {
     const std::string dir = gpt2::default_model_dir();
-    const auto ck = gpt2::Checkpoint::load(dir);  // once: both prompts and the generations run on it
+    const gpt2::Config cfg = gpt2::inspect_checkpoint(dir);  // checked here before any runner sees it
     CaseResult r;
     for (int i = 0; i < 2; ++i) {
-        r = match_reference(ck, dir + "/reference.safetensors", i, i == 0 ? kCoursePrompt : kSecondPrompt);
+        r = match_reference(dir, cfg, dir + "/reference.safetensors", i, i == 0 ? kCoursePrompt : kSecondPrompt);
         if (r.status != "passed") {
             r.reason = fmt::format("prompt {}: {}", i + 1, r.reason);
             return r;
         }
     }
     double greedy_tps = 0;
-    const std::string greedy = generate(ck, kCoursePrompt, 50, {}, &greedy_tps);
-    const std::string sampled = generate(ck, kCoursePrompt, 50, {10, 0.95f, 1234}, nullptr);
-    r.shape = fmt::format("{} ({}); both prompts, 50 greedy tokens each", ck->cfg.describe(), dir);
+    const std::string greedy = generate(dir, cfg, kCoursePrompt, 50, {}, &greedy_tps);
+    const std::string sampled = generate(dir, cfg, kCoursePrompt, 50, {10, 0.95f, 1234}, nullptr);
+    r.shape = fmt::format("{} ({}); both prompts, 50 greedy tokens each", cfg.describe(), dir);
     r.output = fmt::format("Prompt: {}\n\n```text\n[greedy, token for token equal to the torch reference]\n{}{}\n\n"
                            "[top-k 10, temperature 0.95, seed 1234]\n{}{}\n```\n",
                            kCoursePrompt, kCoursePrompt, llm::printable(greedy), kCoursePrompt, llm::printable(sampled));

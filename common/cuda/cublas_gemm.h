@@ -29,6 +29,7 @@ private:
 // Fills n floats with uniform values in [lo, hi) from `seed` (a counter-based hash, on the GPU).
 void fill_uniform(float* p, size_t n, uint64_t seed, float lo, float hi);
 // Same, normal(0, 1) · scale (Box–Muller).
-void fill_normal(float* p, size_t n, uint64_t seed, float scale = 1.f);
+// Elements first … first + n − 1 of the fill: a slice of a larger tensor equals the whole one's slice.
+void fill_normal(float* p, size_t n, uint64_t seed, float scale = 1.f, size_t first = 0);
 
 }  // namespace attn

@@ -25,9 +25,9 @@ __global__ void fill_uniform_kernel(float* p, size_t n, uint64_t seed, float lo,
         p[i] = lo + (hi - lo) * unit_float(splitmix64(seed * 0x632BE59BD9B4E019ull + i));
 }
 
-__global__ void fill_normal_kernel(float* p, size_t n, uint64_t seed, float scale) {
+__global__ void fill_normal_kernel(float* p, size_t n, uint64_t seed, float scale, size_t first) {
     for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-        const uint64_t h = splitmix64(seed * 0x632BE59BD9B4E019ull + i);
+        const uint64_t h = splitmix64(seed * 0x632BE59BD9B4E019ull + first + i);
         const float u1 = fmaxf(unit_float(h), 1e-7f), u2 = float(h & 0xFFFFFF) * (1.0f / 16777216.0f);
         p[i] = scale * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
     }
@@ -42,8 +42,8 @@ void fill_uniform(float* p, size_t n, uint64_t seed, float lo, float hi) {
     CUDA_CHECK_LAUNCH();
 }
 
-void fill_normal(float* p, size_t n, uint64_t seed, float scale) {
-    fill_normal_kernel<<<grid_for(n), 256>>>(p, n, seed, scale);
+void fill_normal(float* p, size_t n, uint64_t seed, float scale, size_t first) {
+    fill_normal_kernel<<<grid_for(n), 256>>>(p, n, seed, scale, first);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -1,0 +1,50 @@
+// memory_watch.cpp — see memory_watch.h.
+#include "common/cuda/memory_watch.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "common/cuda/cuda_check.h"
+
+namespace attn {
+namespace {
+
+double used_bytes() {
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return double(total_b - free_b);
+}
+
+}  // namespace
+
+double device_memory_peak_during(const std::function<void()>& fn) {
+    const double before = used_bytes();
+    std::atomic<bool> done{false};
+    std::atomic<double> peak{before};
+    std::thread watcher([&] {
+        while (!done.load()) {
+            size_t free_b = 0, total_b = 0;
+            if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+                const double used = double(total_b - free_b);
+                if (used > peak.load()) peak.store(used);
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+    });
+    try {
+        fn();
+    } catch (...) {
+        done = true;
+        watcher.join();
+        throw;
+    }
+    done = true;
+    watcher.join();
+    return std::max(0.0, peak.load() - before);
+}
+
+}  // namespace attn

@@ -1,0 +1,13 @@
+// memory_watch.h — device memory used while something runs, seen from this process: the whole
+// GPU's used bytes (another process's allocations included), sampled on a thread.
+#pragma once
+#include <functional>
+
+namespace attn {
+
+// Runs fn() and returns the peak of the device's used memory during it, minus the used memory
+// just before it (bytes). Sampled every ~100 µs: an allocation that lives as long as a kernel
+// that uses it is seen.
+double device_memory_peak_during(const std::function<void()>& fn);
+
+}  // namespace attn

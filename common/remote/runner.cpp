@@ -1,0 +1,219 @@
+// runner.cpp — see runner.h.
+#include "common/remote/runner.h"
+
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "common/cuda/cuda_check.h"
+#include "common/remote/sandbox.h"
+#include "common/todo.h"
+
+namespace attn::remote {
+namespace {
+
+struct State {
+    int task = 0;
+    std::vector<std::pair<std::string, std::string>> readable;  // (source, shown at)
+    pid_t pid = -1;
+    int to_runner = -1, from_runner = -1;
+};
+
+State& state() {
+    static State s;
+    return s;
+}
+
+std::string runner_dir() {
+    if (const char* d = std::getenv("ATTNLAB_RUNNER_DIR"); d && *d) return d;
+    char buf[PATH_MAX] = {0};
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    const std::string self = n > 0 ? std::string(buf, size_t(n)) : "./x";
+    return self.substr(0, self.rfind('/'));
+}
+
+double call_timeout_s() {
+    const char* t = std::getenv("ATTNLAB_CALL_TIMEOUT_S");
+    return t && *t ? std::atof(t) : 900.0;
+}
+
+std::string death_reason(int status) {
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    // bubblewrap's init reports a child killed by a signal as exit code 128 + the signal
+    if (!sig && WIFEXITED(status) && WEXITSTATUS(status) > 128 && sandbox::plan().kind == sandbox::Kind::bwrap)
+        sig = WEXITSTATUS(status) - 128;
+    if (sig) {
+        const char* abbrev = sigabbrev_np(sig);
+        return fmt::format("crashed: SIG{} ({})", abbrev ? abbrev : "?", strsignal(sig));
+    }
+    if (WIFEXITED(status)) return fmt::format("the runner exited with code {} in the middle of the call", WEXITSTATUS(status));
+    return "the runner ended abnormally";
+}
+
+// Kills the runner (if any) and returns how it ended; `usage` gets its resources.
+int reap(bool kill_it, rusage* usage = nullptr) {
+    State& s = state();
+    if (s.pid <= 0) return 0;
+    if (s.to_runner >= 0) close(s.to_runner);
+    if (kill_it) kill(s.pid, SIGKILL);
+    int status = 0;
+    rusage ru{};
+    // A runner told to end gets 5 s to do so; then it is killed.
+    for (int waited_ms = 0;; waited_ms += 10) {
+        if (waited_ms == 5000) kill(s.pid, SIGKILL);
+        const pid_t got = wait4(s.pid, &status, waited_ms >= 5000 ? 0 : WNOHANG, &ru);
+        if (got == s.pid || (got < 0 && errno != EINTR)) break;
+        if (waited_ms < 5000) usleep(10000);
+    }
+    if (usage) *usage = ru;
+    if (s.from_runner >= 0) close(s.from_runner);
+    s = State{s.task, s.readable};
+    return status;
+}
+
+[[noreturn]] void fail_after_death(const std::string& what, bool timed_out) {
+    const double t = call_timeout_s();
+    const int status = reap(true);
+    if (timed_out) throw RunnerFailure(fmt::format("timed out after {:.0f} s (hang or far too slow); the runner was killed", t));
+    throw RunnerFailure(WIFSIGNALED(status) || WIFEXITED(status) ? death_reason(status) : what);
+}
+
+void start() {
+    State& s = state();
+    if (s.task <= 0) throw std::logic_error("attn::remote: no task chosen (use_task) before the first call");
+    sandbox::Spec spec;
+    spec.program = fmt::format("{}/runner_task{}", runner_dir(), s.task);
+    spec.extra_ro = s.readable;
+    if (access(spec.program.c_str(), X_OK) != 0)
+        throw RunnerFailure(fmt::format("no runner at {} (build it: make build/<impl>/bin/runner_task{})", spec.program, s.task));
+    sandbox::plan();  // probed before forking
+    int req[2], rep[2];
+    if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0) throw RunnerFailure("pipe() failed");
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) throw RunnerFailure("fork() failed");
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);  // the runner never outlives the process that judges it
+        const int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, STDIN_FILENO);
+        // The channel: requests on fd 3, replies on fd 4 (dup2 clears close-on-exec).
+        const int r = fcntl(req[0], F_DUPFD, 10), w = fcntl(rep[1], F_DUPFD, 10);
+        dup2(r, 3), dup2(w, 4);
+        close_range(5, ~0u, 0);  // nothing else of this process (a grader's result pipe) reaches the runner
+        sandbox::exec_in_sandbox(spec);
+    }
+    close(req[0]), close(rep[1]);
+    signal(SIGPIPE, SIG_IGN);
+    s.pid = pid, s.to_runner = req[1], s.from_runner = rep[0];
+}
+
+[[noreturn]] void rethrow(const nlohmann::json& err) {
+    const std::string type = err.value("type", "other"), what = sanitize(err.value("what", "?"));
+    const std::string suffix = " not implemented";
+    if (type == "not_implemented")
+        throw NotImplemented(what.size() > suffix.size() && what.compare(what.size() - suffix.size(), suffix.size(), suffix) == 0
+                                 ? what.substr(0, what.size() - suffix.size())
+                                 : what);
+    if (type == "invalid_argument") throw std::invalid_argument(what);
+    if (type == "out_of_range") throw std::out_of_range(what);
+    if (type == "logic_error") throw std::logic_error(what);
+    if (type == "cuda") throw CudaError(what);
+    if (type == "fault") throw SubmissionFault(what);
+    throw std::runtime_error("the submission threw: " + what);
+}
+
+}  // namespace
+
+void use_task(int task) { state().task = task; }
+
+void allow_read(const std::string& path) {
+    char real[PATH_MAX];
+    if (!realpath(path.c_str(), real)) return;  // missing: the runner reports it when it tries
+    for (const auto& p : state().readable)
+        if (p.second == path) return;
+    reap(true);  // the sandbox's view is fixed when the runner starts
+    state().readable.emplace_back(real, path);
+}
+
+Message request(const Message& req, const std::vector<size_t>& expect) {
+    State& s = state();
+    if (s.pid <= 0) start();
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(call_timeout_s()));
+    Message reply;
+    try {
+        write_message(s.to_runner, req);
+        ReadLimits limits;
+        if (!expect.empty()) {
+            limits.max_buffers = expect.size();
+            limits.max_total_floats = 0;
+            for (size_t n : expect) limits.max_total_floats += n;
+        }
+        reply = read_message(s.from_runner, deadline, limits);
+    } catch (const WireError& e) {
+        fail_after_death(std::string("the runner broke the protocol: ") + e.what(), std::string(e.what()) == "timed out");
+    }
+    if (reply.head.contains("error")) {
+        const nlohmann::json err = reply.head["error"];
+        if (reply.head.value("exiting", false)) reap(false);  // its CUDA context is dead: a fresh one next time
+        if (!err.is_object()) fail_after_death("the runner sent a malformed error", false);
+        rethrow(err);
+    }
+    if (!expect.empty()) {
+        bool ok = reply.buffers.size() == expect.size();
+        for (size_t i = 0; ok && i < expect.size(); ++i) ok = reply.buffers[i].size() == expect[i];
+        if (!ok) fail_after_death("the runner's reply has the wrong buffers", false);
+    }
+    return reply;
+}
+
+void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::json& scalars) {
+    Message req;
+    req.head = {{"op", op}, {"args", scalars}, {"bufs", nlohmann::json::array()}};
+    std::vector<size_t> expect;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const Arg& a = args[i];
+        int alias = -1;
+        for (size_t j = 0; j < i; ++j)
+            if (args[j].p == a.p && a.p) alias = int(j);
+        req.head["bufs"].push_back({{"role", a.role == Role::in ? "in" : a.role == Role::out ? "out" : "inout"},
+                                    {"device", a.device}, {"n", a.n}, {"alias", alias}});
+        std::vector<float> data;
+        if (alias < 0 && a.role != Role::out) {
+            data.resize(a.n);
+            if (a.device) CUDA_CHECK(cudaMemcpy(data.data(), a.p, a.n * sizeof(float), cudaMemcpyDeviceToHost));
+            else std::memcpy(data.data(), a.p, a.n * sizeof(float));
+        }
+        req.buffers.push_back(std::move(data));
+        expect.push_back(alias < 0 ? a.n : 0);
+    }
+    const Message reply = request(req, expect);
+    for (size_t i = 0; i < args.size(); ++i) {
+        const Arg& a = args[i];
+        if (reply.buffers[i].empty()) continue;  // an alias of an earlier argument
+        if (a.device) CUDA_CHECK(cudaMemcpy(a.p, reply.buffers[i].data(), a.n * sizeof(float), cudaMemcpyHostToDevice));
+        else std::memcpy(a.p, reply.buffers[i].data(), a.n * sizeof(float));
+    }
+}
+
+double stop_runner_peak_rss_bytes() {
+    rusage ru{};
+    if (state().pid <= 0) return 0;
+    close(state().to_runner);
+    state().to_runner = -1;
+    reap(false, &ru);
+    return double(ru.ru_maxrss) * 1024.0;
+}
+
+std::string sandbox_description() { return sandbox::plan().description; }
+
+}  // namespace attn::remote

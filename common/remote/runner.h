@@ -1,0 +1,68 @@
+// runner.h — the trusted side's handle on a runner: the separate, sandboxed process that holds the
+// student's code (build/<impl>/bin/runner_taskN). Tests and the grader never link student code;
+// the task's interface functions they call are proxies (taskN/remote.cpp) that send the inputs
+// here, and the runner sends back raw outputs. Every verdict is computed on this side.
+//
+// One runner per process at a time, started on first use and again after it died. A runner that
+// crashes, hangs past the call's time limit or breaks the protocol throws RunnerFailure (the case
+// is an error, the next call gets a fresh runner); an exception thrown by the student's code is
+// rethrown here with its type (NotImplemented, std::invalid_argument, std::out_of_range, …).
+#pragma once
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/remote/wire.h"
+
+namespace attn::remote {
+
+struct RunnerFailure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A fault the runner's harness found in the submission's behaviour (work left on a side stream):
+// the case fails with this message.
+struct SubmissionFault : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Which runner this process uses (runner_task<N> in ATTNLAB_RUNNER_DIR, default: this program's
+// folder). Set once, before the first call.
+void use_task(int task);
+// A file the runner may read (read-only), shown at `path` (absolute), e.g. a checkpoint's weights.
+// Never goldens' expected outputs.
+void allow_read(const std::string& path);
+
+// Sends one request; returns the reply. `expect` (when not empty) is the element count every
+// reply buffer must have, in order — anything else is a malformed reply.
+Message request(const Message& req, const std::vector<size_t>& expect = {});
+
+// A buffer argument of a proxied call: host or device memory of the caller, n floats.
+enum class Role { in, out, inout };
+struct Arg {
+    float* p;
+    size_t n;
+    Role role;
+    bool device;
+};
+inline Arg in(const float* p, size_t n) { return {const_cast<float*>(p), n, Role::in, false}; }
+inline Arg out(float* p, size_t n) { return {p, n, Role::out, false}; }
+inline Arg inout(float* p, size_t n) { return {p, n, Role::inout, false}; }
+inline Arg dev_in(const float* p, size_t n) { return {const_cast<float*>(p), n, Role::in, true}; }
+inline Arg dev_out(float* p, size_t n) { return {p, n, Role::out, true}; }
+inline Arg dev_inout(float* p, size_t n) { return {p, n, Role::inout, true}; }
+
+// Calls `op` in the runner with these buffers and scalars. Inputs travel there; the runner gives
+// outputs fresh memory (NaN-poisoned), calls the student's function, waits for the device, and
+// every buffer comes back into the caller's memory — inputs too, so a submission that writes to
+// its inputs is caught by the usual checks. Two arguments with the same pointer stay one buffer.
+void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::json& scalars);
+
+// Ends the runner and returns its peak resident memory in bytes, as the kernel counted it.
+double stop_runner_peak_rss_bytes();
+
+// How runners are sandboxed in this process (for reports).
+std::string sandbox_description();
+
+}  // namespace attn::remote
