@@ -52,14 +52,14 @@ HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp commo
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \
                common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
                common/llm/history.cpp common/llm/utf8.cpp \
-               common/cuda/memory_watch.cpp common/llm/remote_model.cpp common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
+               common/cuda/memory_watch.cpp common/cuda/digest.cu common/llm/remote_model.cpp common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
 
 # A runner (build/<impl>/bin/runner_taskN) is the only program that holds student code: the channel,
 # device staging, the task's operations (taskN/serve.cpp) and what the student's code may call.
 # No oracle, no cuBLAS (Tasks 6 and 7: the model's projections need it), nothing that judges.
 RUNNER_CPU_SRC := common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_cpu.cpp common/remote/wire.cpp
 RUNNER_GPU_SRC := common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_gpu.cpp common/remote/wire.cpp \
-                  common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/fill.cu
+                  common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/fill.cu common/cuda/digest.cu common/cuda/timed_calls.cpp
 RUNNER_LDLIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lpthread
 TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
 TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA)
@@ -75,7 +75,7 @@ task_proxy_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard task$(u)/remote.cp
 RUNNER_BIN_DIR ?= $(BUILD)/bin
 
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
-               grader/protected.cpp grader/symbols.cpp
+               grader/protected.cpp grader/symbols.cpp grader/timed.cpp
 
 # Files a submission must not edit; their sums (grader/protected.sha256) are compiled into the grader.
 # (The kit ships all of them; staff-only tools are not among them.)
@@ -264,8 +264,8 @@ grade:
 
 runners: $(RUNNERS)
 
-grade-build: $(GRADER_BIN) $(RUNNERS) $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 \
-             $(if $(HAVE_REFERENCE),build/reference/bin/bench_task4 build/reference/bin/bench_task5)
+grade-build: $(GRADER_BIN) $(RUNNERS) \
+             $(if $(HAVE_REFERENCE),$(foreach t,4 5,build/reference/bin/runner_task$(t)))
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
      $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \

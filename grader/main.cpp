@@ -25,6 +25,8 @@
 #include "grader/rubric.h"
 #include "grader/symbols.h"
 #include "grader/tasks.h"
+#include "grader/timed.h"
+#include "common/remote/runner.h"
 
 #ifndef ATTNLAB_IMPL
 #define ATTNLAB_IMPL "unknown"
@@ -129,14 +131,15 @@ std::string ensure_seed() {
 void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const Rubric& rubric, const Options& opt,
                 GradeReport& g, const std::string& logs) {
     // A static check of the student's objects: it needs no GPU, so it runs even where the task cannot.
-    if (!rt.forbidden.empty()) {
-        auto it = opt.objects.find(rt.id);
-        if (it == opt.objects.end()) {
-            t.note = "library check not run: no --objects given for this task";
-        } else {
-            for (const auto& call : forbidden_calls(it->second, rt.forbidden))
-                t.flags.push_back("forbidden library call (this task must use its own kernels): " + call);
-        }
+    auto it = opt.objects.find(rt.id);
+    if (it == opt.objects.end()) {
+        t.note = "symbol check not run: no --objects given for this task";
+    } else {
+        std::vector<std::string> own;
+        for (const auto& [task, objs] : opt.objects) own.insert(own.end(), objs.begin(), objs.end());
+        for (const auto& sym : disallowed_symbols(it->second, own, rt.harness))
+            t.flags.push_back("disallowed symbol (a task may use its own code, the C/C++ and CUDA runtimes, and the "
+                              "harness names its README gives): " + sym);
     }
     const auto cases = def.cases();
     const TaskRun run =
@@ -158,9 +161,9 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         if (!all_cases_passed(t)) {
             t.perf.note = "not measured: performance credit needs every correctness case to pass";
         } else {
-            fmt::print("task {}: benchmark group {} (and the reference's)\n", rt.id, rt.perf.bench);
+            fmt::print("task {}: timing the submission and the reference (trusted measurement)\n", rt.id);
             std::fflush(stdout);
-            t.perf = run_performance(rt.perf, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
+            t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
                                      fmt::format("{}/task{}-bench.log", logs, rt.id));
             for (const auto& r : t.perf.rows)
                 fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  credit {:3.0f}% {}\n", r.name, r.ms, r.ref_ms,
@@ -188,6 +191,10 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
 }
 
 int main(int argc, char** argv) {
+    if (argc > 2 && std::string(argv[1]) == "--measure-perf") {  // the grader's own child (perf.cpp)
+        const Options opt = parse(argc - 2, argv + 2);
+        return measure_performance(std::atoi(argv[2]), opt.bin_dir, opt.ref_bin_dir);
+    }
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--submissions" || std::string(argv[i]) == "--collect") batch(argc, argv);
     const Options opt = parse(argc, argv);
@@ -202,7 +209,8 @@ int main(int argc, char** argv) {
     const std::string logs = opt.out + "/logs";
     mkdir(logs.c_str(), 0755);
 
-    GradeReport g{rubric.course, opt.impl, now_utc(), hostname(), "none used", ensure_seed(), {}, true, {}};
+    GradeReport g{rubric.course, opt.impl, now_utc(), hostname(), "none used", ensure_seed(), attn::remote::sandbox_description(),
+                  {}, true, {}};
     fmt::print("GRADER_SEED={} (fresh inputs; set it to reproduce this run)\n", g.seed);
     g.edited_files = edited_protected_files(opt.root);
     g.edited_scores_zero = rubric.edited_harness_scores_zero;

@@ -35,7 +35,9 @@ struct PerfResult {
 // Linear credit in the ratio (submission time / reference time).
 double curve(double ratio, const PerfSpec& spec);
 
-PerfResult run_performance(const PerfSpec& spec, const std::string& bin_dir, const std::string& ref_bin_dir,
+// Runs the trusted measurement (grader --measure-perf, timed.h) of `task`: the submission's runners
+// in bin_dir against the reference's in ref_bin_dir, same GPU, same run.
+PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bin_dir, const std::string& ref_bin_dir,
                            double timeout_s, const std::string& log_path);
 
 }  // namespace grader

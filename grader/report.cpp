@@ -110,8 +110,8 @@ double max_score(const GradeReport& g) {
 void write_results_md(const GradeReport& g, const std::string& path) {
     std::string md = fmt::format("# Results — {}\n\n", g.course);
     md += fmt::format("- implementation: `{}`\n- date: {}\n- host: {}\n- GPU: {}\n- GRADER_SEED: {} (fresh inputs; set it to "
-                      "reproduce this run)\n\n",
-                      g.impl, g.date, g.host, g.gpu, g.seed);
+                      "reproduce this run)\n- sandbox of the submission's code: {}\n\n",
+                      g.impl, g.date, g.host, g.gpu, g.seed, g.sandbox);
     if (!g.edited_files.empty())
         md += fmt::format("**Harness edited — results not trusted{}:** {}\n\n", g.edited_scores_zero ? ", score 0" : "",
                           fmt::join(g.edited_files, ", "));
@@ -207,7 +207,7 @@ void write_results_json(const GradeReport& g, const std::string& path) {
                         {"tests", tests},
                         {"extra_data",
                          {{"impl", g.impl}, {"date", g.date}, {"host", g.host}, {"gpu", g.gpu}, {"seed", g.seed},
-                          {"edited_files", g.edited_files}}}};
+                          {"sandbox", g.sandbox}, {"edited_files", g.edited_files}}}};
     write_file(path, j.dump(2) + "\n");
 }
 

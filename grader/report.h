@@ -29,6 +29,7 @@ struct TaskReport {
 
 struct GradeReport {
     std::string course, impl, date, host, gpu, seed;
+    std::string sandbox;  // how the submission's code ran (common/remote/sandbox.h)
     std::vector<std::string> edited_files;  // protected files the submission changed
     bool edited_scores_zero = true;
     std::vector<TaskReport> tasks;

@@ -32,7 +32,7 @@ Rubric load_rubric(const std::string& path) {
                     throw std::runtime_error(fmt::format("rubric {}: task {}: share must be in [0, 1] and "
                                                          "full_credit_at_ratio < zero_credit_at_ratio", path, rt.id));
             }
-            rt.forbidden = t.value("forbidden_symbols", std::vector<std::string>{});
+            rt.harness = t.value("harness", std::vector<std::string>{});
             r.tasks.push_back(rt);
         }
         return r;

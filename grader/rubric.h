@@ -14,7 +14,7 @@ struct RubricTask {
     std::string title;
     double points = 0;
     PerfSpec perf;                           // perf.share == 0: correctness only
-    std::vector<std::string> forbidden;      // substrings of undefined symbols the student's objects may not use
+    std::vector<std::string> harness;        // prefixes of harness names the student's objects may use (symbols.h)
 };
 
 struct Rubric {

@@ -3,6 +3,7 @@
 // nonce by the harness's counter-based fill, which the trusted side repeats to check the output.
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
+#include "common/cuda/timed_calls.h"
 #include "common/remote/serve.h"
 #include "task4/task4.h"
 
@@ -24,6 +25,21 @@ Handlers task_handlers() {
              task4::flash_attention_forward(q.get(), k.get(), v.get(), o.get(), B, H, S, S, D, c.b("causal"));
              CUDA_CHECK(cudaDeviceSynchronize());
              c.reply.buffers.push_back(o.download());
+         }},
+        {"timed", [](Call& c) {  // graded timing: fresh inputs from the nonce for every call
+             const int B = c.i("B"), H = c.i("H"), S = c.i("S"), D = c.i("D");
+             const bool causal = c.b("causal");
+             const size_t n = size_t(B) * H * S * D;
+             const uint64_t seed = c.args().at("seed").get<uint64_t>();
+             DeviceBuffer<float> q(n), k(n), v(n), o(n);
+             c.reply.head["timing"] = timed_calls(
+                 c.i("warmup"), c.i("reps"), o.get(), n,
+                 [&](int i) {
+                     const uint64_t s = seed + 4 * uint64_t(i);
+                     fill_normal(q.get(), n, s), fill_normal(k.get(), n, s + 1), fill_normal(v.get(), n, s + 2);
+                     o.poison();
+                 },
+                 [&] { task4::flash_attention_forward(q.get(), k.get(), v.get(), o.get(), B, H, S, S, D, causal); });
          }},
     };
 }

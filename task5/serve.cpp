@@ -4,6 +4,7 @@
 // side's nonce by the harness's counter-based fill, which the trusted side repeats to check it.
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
+#include "common/cuda/timed_calls.h"
 #include "common/remote/serve.h"
 #include "task5/task5.h"
 
@@ -57,6 +58,20 @@ Handlers task_handlers() {
              decode_attention(c.p(0), c.p(1), c.p(2), c.p(3), c.i("B"), c.i("H"), c.i("max_seq"), c.i("len"), c.i("D"));
          }},
         {"decode_run", decode_run},
+        {"timed", [](Call& c) {  // graded timing of decode_attention over a full cache, fresh inputs per call
+             const int B = c.i("B"), H = c.i("H"), L = c.i("L"), D = c.i("D");
+             const size_t nc = size_t(B) * H * L * D, nq = size_t(B) * H * D;
+             const uint64_t seed = c.args().at("seed").get<uint64_t>();
+             DeviceBuffer<float> kc(nc), vc(nc), q(nq), o(nq);
+             c.reply.head["timing"] = timed_calls(
+                 c.i("warmup"), c.i("reps"), o.get(), nq,
+                 [&](int i) {
+                     const uint64_t s = seed + 4 * uint64_t(i);
+                     fill_normal(q.get(), nq, s), fill_normal(kc.get(), nc, s + 1), fill_normal(vc.get(), nc, s + 2);
+                     o.poison();
+                 },
+                 [&] { task5::decode_attention(q.get(), kc.get(), vc.get(), o.get(), B, H, L, L, D); });
+         }},
     };
 }
 

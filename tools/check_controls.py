@@ -48,8 +48,9 @@ def check(control, prebuilt=False):
     if p.returncode != 0:
         return False, f"patch does not apply to {target}: {p.stdout.strip()} {p.stderr.strip()}"
     # the reference's objects for everything else; only the patched file is compiled anew
+    # the control's runners and a grader beside them (the grader finds runners in its own folder)
     p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={src}",
-             f"GRADER_BIN={build}/grader", f"{build}/grader"])
+             f"GRADER_BIN={build}/grader", f"RUNNER_BIN_DIR={build}", f"{build}/grader"])
     if p.returncode != 0:
         return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
     return grade(control, build, ["--objects", f"{task}={object_of(src)}"])

@@ -13,6 +13,12 @@ for t in $GPU_TASKS; do
   strip -o build/carry/skeleton/task$t build/skeleton/bin/task$t
   [ -f build/reference/bin/bench_task$t ] && strip -o build/carry/reference/bench_task$t build/reference/bin/bench_task$t
 done
+# the runners (student code, sandboxed) beside the programs that start them
+for t in 1 2 3 4 5 6 7; do
+  [ -f build/reference/bin/runner_task$t ] && strip -o build/carry/reference/runner_task$t build/reference/bin/runner_task$t
+  [ -f build/skeleton/bin/runner_task$t ] && strip -o build/carry/skeleton/runner_task$t build/skeleton/bin/runner_task$t
+done
+cp /usr/bin/bwrap build/carry/bwrap  # Debian's bubblewrap: the GPU machine may not have one
 strip -o build/carry/reference/grader build/reference/bin/grader
 strip -o build/carry/reference/gpt2 build/reference/bin/gpt2
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
@@ -23,5 +29,9 @@ import json; t='$GPU_TASKS'.split()
 print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['controls'] if str(c['task']) in t and not c.get('static')))")
 /usr/bin/python3 tools/check_controls.py $(printf -- "--only %s " $gpu_controls) > build/pack-controls.log \
   || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build"; exit 1; }
-for c in $gpu_controls; do mkdir -p build/carry/controls/$c && strip -o build/carry/controls/$c/grader build/controls/$c/grader; done
+for c in $gpu_controls; do
+  mkdir -p build/carry/controls/$c
+  t=${c#task}; t=${t%%_*}  # a control grades its own task: its grader and that task's runner
+  for f in build/controls/$c/grader build/controls/$c/runner_task$t; do strip -o build/carry/controls/$c/$(basename $f) $f; done
+done
 tar -C build -cJf carry/gpu.tar.xz carry && du -sh carry

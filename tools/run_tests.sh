@@ -3,7 +3,7 @@
 #
 # deps → goldens → skeleton drift → build both sides → harness unit tests → reference tests
 # (must pass) → skeleton tests (must fail cleanly, naming each TODO) → grader on both sides →
-# negative controls → the student kit. A step that fails is counted and the run goes on; exit 1 if any failed.
+# negative controls → exploit suite → the student kit. A step that fails is counted and the run goes on; exit 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MAKE="make --no-print-directory"
@@ -78,6 +78,7 @@ step "grade reference: full marks" bash -c "$MAKE grade IMPL=reference OUT=build
 step "grade skeleton: 0, each TODO named" bash -c "$MAKE grade IMPL=skeleton OUT=build/grade-skeleton && \
   $PY tools/check_grade.py build/grade-skeleton/results.json --zero $GRADED $NOT_RUN --reason 'not implemented'"
 step "negative controls" $PY tools/check_controls.py
+step "exploit suite (known-bad submissions)" $PY tools/check_exploits.py
 step "student kit: no solution code, builds alone" bash tools/check_release.sh
 step "batch grading, Slurm array, Gradescope entry" bash tools/check_batch.sh
 

@@ -23,6 +23,7 @@ namespace {
 
 struct State {
     int task = 0;
+    std::string dir;  // empty: ATTNLAB_RUNNER_DIR, else this program's folder
     std::vector<std::pair<std::string, std::string>> readable;  // (source, shown at)
     pid_t pid = -1;
     int to_runner = -1, from_runner = -1;
@@ -76,7 +77,7 @@ int reap(bool kill_it, rusage* usage = nullptr) {
     }
     if (usage) *usage = ru;
     if (s.from_runner >= 0) close(s.from_runner);
-    s = State{s.task, s.readable};
+    s = State{s.task, s.dir, s.readable};
     return status;
 }
 
@@ -91,7 +92,7 @@ void start() {
     State& s = state();
     if (s.task <= 0) throw std::logic_error("attn::remote: no task chosen (use_task) before the first call");
     sandbox::Spec spec;
-    spec.program = fmt::format("{}/runner_task{}", runner_dir(), s.task);
+    spec.program = fmt::format("{}/runner_task{}", s.dir.empty() ? runner_dir() : s.dir, s.task);
     spec.extra_ro = s.readable;
     if (access(spec.program.c_str(), X_OK) != 0)
         throw RunnerFailure(fmt::format("no runner at {} (build it: make build/<impl>/bin/runner_task{})", spec.program, s.task));
@@ -103,6 +104,7 @@ void start() {
     if (pid < 0) throw RunnerFailure("fork() failed");
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);  // the runner never outlives the process that judges it
+        setsid();                          // its own session: kill(0, …) reaches no one else
         const int devnull = open("/dev/null", O_RDONLY);
         dup2(devnull, STDIN_FILENO);
         // The channel: requests on fd 3, replies on fd 4 (dup2 clears close-on-exec).
@@ -134,6 +136,11 @@ void start() {
 }  // namespace
 
 void use_task(int task) { state().task = task; }
+
+void use_runner_dir(const std::string& dir) {
+    reap(true);
+    state().dir = dir;
+}
 
 void allow_read(const std::string& path) {
     char real[PATH_MAX];

@@ -30,6 +30,10 @@ struct SubmissionFault : std::runtime_error {
 // Which runner this process uses (runner_task<N> in ATTNLAB_RUNNER_DIR, default: this program's
 // folder). Set once, before the first call.
 void use_task(int task);
+// Where runner_task<N> is found from now on (ends the current runner): the grader times the
+// submission's runner and then the reference's.
+void use_runner_dir(const std::string& dir);
+
 // A file the runner may read (read-only), shown at `path` (absolute), e.g. a checkpoint's weights.
 // Never goldens' expected outputs.
 void allow_read(const std::string& path);

@@ -58,12 +58,15 @@ std::vector<std::string> bwrap_argv(const Spec& s) {
     a.insert(a.end(), {"--size", std::to_string(256u << 20), "--tmpfs", "/tmp"});
     for (const auto& p : s.extra_rw) a.insert(a.end(), {"--bind", p, p});
     for (const auto& [src, dest] : s.extra_ro) a.insert(a.end(), {"--ro-bind", src, dest});
-    a.insert(a.end(), {"--ro-bind", s.program, s.program, "--chdir", s.chdir.empty() ? "/tmp" : s.chdir, "--clearenv"});
+    // the program is shown at /sandbox/<name>: no path of the course tree exists inside
+    const std::string inside = "/sandbox/" + s.program.substr(s.program.rfind('/') + 1);
+    a.insert(a.end(), {"--ro-bind", s.program, inside, "--remount-ro", "/", "--chdir", s.chdir.empty() ? "/tmp" : s.chdir,
+                       "--clearenv"});
     for (const auto& kv : clean_env()) {
         const size_t eq = kv.find('=');
         a.insert(a.end(), {"--setenv", kv.substr(0, eq), kv.substr(eq + 1)});
     }
-    a.insert(a.end(), {"--uid", std::to_string(kNobody), "--gid", std::to_string(kNobody), "--", s.program});
+    a.insert(a.end(), {"--uid", std::to_string(kNobody), "--gid", std::to_string(kNobody), "--", inside});
     a.insert(a.end(), s.args.begin(), s.args.end());
     return a;
 }

@@ -1,0 +1,182 @@
+// timed.cpp — see timed.h.
+#include "grader/timed.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "common/cuda/attention_oracle.h"
+#include "common/cuda/bench.h"
+#include "common/cuda/cublas_gemm.h"
+#include "common/cuda/device.h"
+#include "common/cuda/digest.h"
+#include "common/remote/runner.h"
+#include "common/seed.h"
+
+namespace grader {
+namespace {
+
+using namespace attn;
+using json = nlohmann::json;
+
+struct Shape {
+    std::string name;
+    json args;  // the runner's "timed" arguments (without seed/warmup/reps)
+    double flops, bytes;
+    int warmup, reps;
+    size_t out_n;
+    // The oracle's output for the inputs of call i (made from the same nonce) → its digest.
+    std::function<Digest(uint64_t seed)> oracle;
+};
+
+struct Timed {
+    std::vector<double> ms;
+    std::vector<Digest> digests;
+    double bracket_ms = 0, median = 0;
+    double overhead_ms() const {  // per call, outside the reported kernel time (warm-ups at the median)
+        const int calls = int(ms.size()) + warmup;
+        return (bracket_ms - median * calls) / calls;
+    }
+    int warmup = 0;
+};
+
+Timed timed(const Shape& s, uint64_t seed) {
+    json args = s.args;
+    args["seed"] = seed, args["warmup"] = s.warmup, args["reps"] = s.reps;
+    remote::Message req;
+    req.head = {{"op", "timed"}, {"args", args}};
+    remote::request({{{"op", "hello"}}, {}});  // the runner started before the clock
+    Timed t;
+    t.warmup = s.warmup;
+    const auto t0 = std::chrono::steady_clock::now();
+    const remote::Message reply = remote::request(req, {});
+    t.bracket_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const json& timing = reply.head.at("timing");
+    t.ms = timing.at("ms").get<std::vector<double>>();
+    for (const auto& d : timing.at("digests")) t.digests.push_back({d.at(0).get<double>(), d.at(1).get<double>(), d.at(2).get<double>()});
+    if (int(t.ms.size()) != s.reps || int(t.digests.size()) != s.reps) throw remote::RunnerFailure("the runner returned the wrong number of timed calls");
+    std::vector<double> sorted = t.ms;
+    std::sort(sorted.begin(), sorted.end());
+    t.median = sorted[sorted.size() / 2];
+    return t;
+}
+
+Shape flash_shape(CublasGemm& gemm, int B, int H, int S, int D, bool causal) {
+    Shape s;
+    s.name = fmt::format("B={} H={} S={} D={}{}", B, H, S, D, causal ? " causal" : "");
+    s.args = {{"B", B}, {"H", H}, {"S", S}, {"D", D}, {"causal", causal}};
+    s.flops = 4.0 * B * H * double(S) * S * D * (causal ? 0.5 : 1.0);
+    s.bytes = 4.0 * B * H * double(S) * D * 4;
+    const bool large = S > 1024;
+    s.warmup = large ? 1 : 3, s.reps = large ? 5 : 20;
+    s.out_n = size_t(B) * H * S * D;
+    s.oracle = [&gemm, B, H, S, D, causal, n = s.out_n](uint64_t seed) {
+        DeviceBuffer<float> q(n), k(n), v(n), o(n);
+        fill_normal(q.get(), n, seed), fill_normal(k.get(), n, seed + 1), fill_normal(v.get(), n, seed + 2);
+        const int chunk = std::max(1, int((size_t(1) << 30) / (sizeof(float) * size_t(S) * S)));  // heads per 1 GB of scores
+        DeviceBuffer<float> scores(size_t(std::min(chunk, B * H)) * S * S);
+        const size_t head = size_t(S) * D;
+        for (int bh = 0; bh < B * H; bh += chunk) {
+            const int m = std::min(chunk, B * H - bh);
+            attention_oracle(gemm, q.get() + bh * head, k.get() + bh * head, v.get() + bh * head, o.get() + bh * head, m, S, S,
+                             D, causal, scores.get());
+        }
+        return digest(o.get(), n);
+    };
+    return s;
+}
+
+Shape decode_shape(int B, int H, int L, int D) {
+    Shape s;
+    s.name = fmt::format("decode B={} H={} L={} D={}", B, H, L, D);
+    s.args = {{"B", B}, {"H", H}, {"L", L}, {"D", D}};
+    s.flops = 4.0 * B * H * double(L) * D;
+    s.bytes = 2.0 * B * H * double(L) * D * 4;
+    s.warmup = 3, s.reps = 20;
+    s.out_n = size_t(B) * H * D;
+    s.oracle = [B, H, L, D, n = s.out_n](uint64_t seed) {
+        const size_t nc = size_t(B) * H * L * D;
+        DeviceBuffer<float> kc(nc), vc(nc), q(n), o(n);
+        DeviceBuffer<double> scores(size_t(B) * H * L);
+        fill_normal(q.get(), n, seed), fill_normal(kc.get(), nc, seed + 1), fill_normal(vc.get(), nc, seed + 2);
+        decode_oracle(q.get(), kc.get(), vc.get(), o.get(), B * H, L, L, D, scores.get());
+        return digest(o.get(), n);
+    };
+    return s;
+}
+
+std::vector<Shape> shapes_of(int task, CublasGemm& gemm) {
+    if (task == 4)
+        return {flash_shape(gemm, 4, 32, 128, 128, false), flash_shape(gemm, 4, 32, 128, 128, true),
+                flash_shape(gemm, 64, 32, 4096, 128, false), flash_shape(gemm, 64, 32, 4096, 128, true)};
+    if (task == 5)
+        return {decode_shape(1, 32, 1024, 128), decode_shape(1, 32, 8192, 128), decode_shape(1, 32, 32768, 128),
+                decode_shape(8, 32, 8192, 128), decode_shape(32, 32, 4096, 128)};
+    throw std::invalid_argument(fmt::format("task {} has no timed shapes", task));
+}
+
+// Checks a submission's timing of one shape; returns the measurement row.
+json measure_shape(const Shape& s, const std::string& bin_dir, const std::string& ref_bin_dir, std::mt19937_64& g) {
+    json row = {{"name", s.name}, {"flops", s.flops}, {"bytes", s.bytes}};
+    const uint64_t seed = g() >> 20, ref_seed = g() >> 20;
+    remote::use_runner_dir(bin_dir);
+    Timed mine;
+    try {
+        mine = timed(s, seed);
+    } catch (const std::exception& e) {
+        row["failed_calls"] = 1, row["checked_calls"] = 0, row["reason"] = e.what(), row["ms"] = 0;
+        return row;
+    }
+    remote::use_runner_dir(ref_bin_dir);
+    const Timed ref = timed(s, ref_seed);
+    row["ms"] = mine.median, row["ref_ms"] = ref.median, row["reps"] = s.reps;
+    row["bracket_ms"] = mine.bracket_ms, row["ref_bracket_ms"] = ref.bracket_ms;
+    // Two timed calls, picked now, must carry the fingerprint of the oracle's output for their inputs.
+    int checked = 0, failed = 0;
+    std::string reason;
+    for (int pick = 0; pick < 2; ++pick) {
+        const int j = uniform_int(g, 0, s.reps - 1);
+        const Digest want = s.oracle(seed + 4 * uint64_t(s.warmup + j));
+        ++checked;
+        if (!digests_agree(mine.digests[size_t(j)], want, s.out_n) && failed++ == 0)
+            reason = fmt::format("timed call {}: its output's fingerprint (sum {:.6g}, sum of squares {:.6g}, {} non-finite) "
+                                 "is not the oracle's (sum {:.6g}, sum of squares {:.6g})",
+                                 j + 1, mine.digests[size_t(j)].sum, mine.digests[size_t(j)].sumsq,
+                                 mine.digests[size_t(j)].nonfinite, want.sum, want.sumsq);
+    }
+    row["checked_calls"] = checked, row["failed_calls"] = failed, row["reason"] = reason;
+    double total = 0;
+    for (double ms : mine.ms) total += ms;
+    if (total > mine.bracket_ms * 1.02 + 0.5)
+        row["timing_flag"] = fmt::format("the runner reported {:.3f} ms of calls inside {:.3f} ms of the grader's clock", total,
+                                         mine.bracket_ms);
+    else if (mine.overhead_ms() > 1.25 * std::max(ref.overhead_ms(), 0.0) + 0.05)
+        row["timing_flag"] = fmt::format("the grader's clock saw {:.3f} ms per call outside the reported times, the reference "
+                                         "{:.3f} ms: the reported times leave out work",
+                                         mine.overhead_ms(), ref.overhead_ms());
+    return row;
+}
+
+}  // namespace
+
+int measure_performance(int task, const std::string& bin_dir, const std::string& ref_bin_dir) {
+    return run_benchmark("grader --measure-perf", stderr, [&](BenchContext& ctx) {
+        remote::use_task(task);
+        CublasGemm gemm;
+        auto g = rng_for(fmt::format("perf.task{}", task));
+        json rows = json::array();
+        for (const Shape& s : shapes_of(task, gemm)) {
+            rows.push_back(measure_shape(s, bin_dir, ref_bin_dir, g));
+            fmt::print(stderr, "{}\n", rows.back().dump());
+        }
+        fmt::print("{}\n", json{{"gpu", ctx.device.name}, {"copy_gbps", ctx.ceilings.copy_gbps},
+                                {"sgemm_tflops", ctx.ceilings.sgemm_tflops}, {"measurements", rows}}
+                               .dump());
+    });
+}
+
+}  // namespace grader
