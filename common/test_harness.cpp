@@ -2,6 +2,9 @@
 // and bad files, the comparison, the index formatting, the allocation tracker.
 //   make unit
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <chrono>
 
 #include <cmath>
 #include <cstdio>
@@ -10,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/alloc_tracker.h"
 #include "common/compare.h"
+#include "common/remote/wire.h"
 #include "common/safetensors.h"
 
 using namespace attn;
@@ -165,13 +168,44 @@ TEST_CASE("index_str and shape_str", "[harness]") {
     CHECK(index_str({2, 3, 4}, 5) == "[0,1,1]");
 }
 
-TEST_CASE("alloc_tracker sees a vector's bytes", "[harness]") {
-    alloc_tracker::begin();
-    {
-        std::vector<float> v(1 << 20);
-        v[7] = 1;
-    }
-    CHECK(alloc_tracker::peak_bytes_since_begin() >= (size_t(4) << 20));
-    alloc_tracker::begin();
-    CHECK(alloc_tracker::peak_bytes_since_begin() == 0);
+// The channel between the trusted side and a runner: whatever a runner writes is at worst an error.
+TEST_CASE("wire: a message survives the pipe; garbage, oversize and silence are errors", "[harness]") {
+    using namespace attn::remote;
+    auto pipe_with = [](const std::string& bytes) {
+        int fds[2];
+        REQUIRE(pipe(fds) == 0);
+        REQUIRE(write(fds[1], bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+        close(fds[1]);
+        return fds[0];
+    };
+    const auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(2); };
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    Message m;
+    m.head = {{"op", "x"}, {"args", {{"n", 3}}}};
+    m.buffers = {{1.f, 2.f, 3.f}, {}};
+    write_message(fds[1], m);
+    const Message back = read_message(fds[0], soon());
+    CHECK(back.head.at("args").at("n") == 3);
+    REQUIRE(back.buffers.size() == 2);
+    CHECK(back.buffers[0] == std::vector<float>{1.f, 2.f, 3.f});
+    CHECK(back.buffers[1].empty());
+    write_message(fds[1], m);  // more floats than the reader allows
+    CHECK_THROWS_AS(read_message(fds[0], soon(), ReadLimits{1 << 20, 64, 2}), WireError);
+    close(fds[0]), close(fds[1]);
+
+    int fd = pipe_with("R 0 {\"status\":\"passed\"}\n");  // a forged result line of the old grader
+    CHECK_THROWS_WITH(read_message(fd, soon()), Catch::Contains("bad magic"));
+    close(fd);
+    std::string huge = "ATNL";
+    const uint64_t len = uint64_t(1) << 40;
+    huge.append(reinterpret_cast<const char*>(&len), sizeof len);
+    fd = pipe_with(huge);
+    CHECK_THROWS_WITH(read_message(fd, soon()), Catch::Contains("head too large"));
+    close(fd);
+    REQUIRE(pipe(fds) == 0);  // nothing ever arrives
+    CHECK_THROWS_WITH(read_message(fds[0], std::chrono::steady_clock::now() + std::chrono::milliseconds(200)),
+                      Catch::Contains("timed out"));
+    close(fds[0]), close(fds[1]);
+    CHECK(sanitize("a|b\n`c`\x01" "d") == "a'b 'c'd");
 }
