@@ -42,7 +42,8 @@ def check(control, prebuilt=False):
     if prebuilt:  # the objects stayed where they were built: no symbol check here, and no compiling
         if not os.path.exists(os.path.join(ROOT, build, "grader")):
             return False, f"no prebuilt grader in {build} (did tools/pack_gpu.sh build this control?)"
-        return grade(control, build, [])
+        carried = os.path.join(ROOT, "build/carry/reference")  # the GPU machine: the reference's runners travelled there
+        return grade(control, build, ["--reference-bin-dir", carried] if os.path.isdir(carried) else [])
     os.makedirs(os.path.join(ROOT, build, "src"), exist_ok=True)
     p = run(["patch", "--quiet", "-o", src, target, control["patch"]])
     if p.returncode != 0:

@@ -30,7 +30,9 @@ def main():
                 problems.append(f"{t['name']}: expected full marks, got {t['score']:.2f}: {t['output'].strip()[:200]}")
     for task in a.zero:
         for t in by_task[task]:
-            if t["score"] > 0 or a.reason not in t["output"]:
+            # a performance row of a task whose cases failed says "not measured", not the cases' reason
+            reason_needed = t["extra_data"].get("state") != "performance"
+            if t["score"] > 0 or (reason_needed and a.reason not in t["output"]):
                 problems.append(f"{t['name']}: expected 0 and '{a.reason}', got {t['score']:.2f}: {t['output'].strip()[:200]}")
     for state, tasks in (("not available", a.not_available), ("not run", a.not_run)):
         for task in tasks:
