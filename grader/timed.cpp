@@ -49,7 +49,11 @@ Timed timed(const Shape& s, uint64_t seed) {
     args["seed"] = seed, args["warmup"] = s.warmup, args["reps"] = s.reps;
     remote::Message req;
     req.head = {{"op", "timed"}, {"args", args}};
-    remote::request({{{"op", "hello"}}, {}});  // the runner started before the clock
+    // One untimed call first, so the runner's start, its CUDA context and first allocations stay
+    // outside the clock (they would count as "time outside the reported calls").
+    remote::Message warm = req;
+    warm.head["args"]["warmup"] = 0, warm.head["args"]["reps"] = 1, warm.head["args"]["seed"] = seed ^ 0x5eedull;
+    remote::request(warm);
     Timed t;
     t.warmup = s.warmup;
     const auto t0 = std::chrono::steady_clock::now();
@@ -154,7 +158,7 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
     if (total > mine.bracket_ms * 1.02 + 0.5)
         row["timing_flag"] = fmt::format("the runner reported {:.3f} ms of calls inside {:.3f} ms of the grader's clock", total,
                                          mine.bracket_ms);
-    else if (mine.overhead_ms() > 1.25 * std::max(ref.overhead_ms(), 0.0) + 0.05)
+    else if (mine.overhead_ms() > 1.5 * std::max(ref.overhead_ms(), 0.0) + 0.1)
         row["timing_flag"] = fmt::format("the grader's clock saw {:.3f} ms per call outside the reported times, the reference "
                                          "{:.3f} ms: the reported times leave out work",
                                          mine.overhead_ms(), ref.overhead_ms());
