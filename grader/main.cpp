@@ -139,7 +139,7 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         for (const auto& [task, objs] : opt.objects) own.insert(own.end(), objs.begin(), objs.end());
         for (const auto& sym : disallowed_symbols(it->second, own, rt.harness))
             t.flags.push_back("disallowed symbol (a task may use its own code, the C/C++ and CUDA runtimes, and the "
-                              "harness names its README gives): " + sym);
+                              "harness names grader/rubric.json lists for it): " + sym);
     }
     const auto cases = def.cases();
     const TaskRun run =

@@ -101,7 +101,7 @@ CaseResult fused_case() {
     const Tensor q = random_tensor(g, {1, 1, S, D}), k = random_tensor(g, {1, 1, S, D}), v = random_tensor(g, {1, 1, S, D});
     auto dq = to_device(q), dk = to_device(k), dv = to_device(v);
     auto dout = poisoned_output(q.shape);
-    remote::stop_runner_peak_rss_bytes();  // a fresh runner: nothing left over from earlier cases
+    remote::stop_runner();  // a fresh runner: nothing left over from earlier cases
     remote::request({{{"op", "hello"}}, {}});
     double peak_bytes = 0;
     r.ms = wall_ms([&] {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # check_batch.sh — batch grading of a class on sample submissions (a solution with stray files, the
 # skeleton as a tarball, a zeros control, one that does not compile, one that edits the harness, and
-# four attempts at the model solution: a link, an escaping include, an include by name with
-# SOLUTION defined, a computed include): the right gradebook; the Slurm script's content; one array element's command run here and merged; the
-# Gradescope entry on one submission. Run by `make test`. CPU tasks only where there is no GPU.
+# five attempts at the model solution: a link, a link in an archive, an escaping include, an include
+# by name with SOLUTION defined, a computed include): the right gradebook; the Slurm script's
+# content; one array element's command run here and merged; the Gradescope entry on one submission.
+# Run by `make test`. CPU tasks only where there is no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T=build/batch-test
@@ -30,6 +31,9 @@ sub namer && printf '#define SOLUTION 1\n#include "task1/reference/naive_mha.cpp
 sub macro && printf '#define REF "task1/reference/naive_mha.cpp"\n#include REF\n' > "$T/subs/macro/task1/skeleton/naive_mha.cpp"
 mkdir -p "$T/skel/student/task1/skeleton" && cp task1/skeleton/naive_mha.cpp "$T/skel/student/task1/skeleton/" \
   && tar -C "$T/skel" -czf "$T/subs/skeleton.tar.gz" student
+# an archive whose member is a link to the model solution
+mkdir -p "$T/tarlink/student/task1/skeleton" && ln -s "$PWD/task1/reference/naive_mha.cpp" "$T/tarlink/student/task1/skeleton/naive_mha.cpp" \
+  && tar -C "$T/tarlink" -czf "$T/subs/tarlink.tar.gz" student
 
 /usr/bin/python3 tools/batch_grade.py --submissions "$T/subs" --out "$T/out" --timeout 900 || fail "batch_grade failed"
 /usr/bin/python3 - "$T/out/gradebook.csv" <<'PY' || fail "wrong gradebook"
@@ -45,7 +49,8 @@ want = {"reference": lambda r: float(r["task1"]) == 2 and float(r["task3"]) == 3
         "linker": lambda r: float(r["total"]) == 0 and "refused: a symbolic link" in r["flags"],
         "escaper": lambda r: float(r["total"]) == 0 and "refused: task1/skeleton/naive_mha.cpp:2: #include of '../reference/naive_mha.cpp'" in r["flags"],
         "namer": lambda r: float(r["total"]) == 0 and "does not build" in r["flags"],
-        "macro": lambda r: float(r["total"]) == 0 and "computed #include" in r["flags"]}
+        "macro": lambda r: float(r["total"]) == 0 and "computed #include" in r["flags"],
+        "tarlink": lambda r: float(r["total"]) == 0 and "refused: a link in the archive" in r["flags"]}
 bad = [f"{k}: {rows.get(k)}" for k, ok in want.items() if k not in rows or not ok(rows[k])]
 print("\n".join(bad) or f"check-batch: gradebook right for {len(rows)} submissions")
 sys.exit(1 if bad else 0)
@@ -54,7 +59,7 @@ PY
 # Slurm: the script, then array element 0 run here with the command it holds, then the merge.
 /usr/bin/python3 tools/batch_grade.py --submissions "$T/subs" --out "$T/slurm" --slurm >/dev/null || fail "no slurm script"
 S="$T/slurm/grade_array.sbatch"
-for want in "#SBATCH --array=0-8" "#SBATCH --gres=gpu:h100:1" '--index "$SLURM_ARRAY_TASK_ID"'; do
+for want in "#SBATCH --array=0-9" "#SBATCH --gres=gpu:h100:1" '--index "$SLURM_ARRAY_TASK_ID"'; do
   grep -qF -- "$want" "$S" || fail "the Slurm script lacks: $want"
 done
 SLURM_ARRAY_TASK_ID=1 bash -c "$(grep -E '^/usr/bin/python3 ' "$S")" >/dev/null || fail "array element 1 failed"  # editor

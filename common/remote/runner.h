@@ -63,8 +63,12 @@ inline Arg dev_inout(float* p, size_t n) { return {p, n, Role::inout, true}; }
 // its inputs is caught by the usual checks. Two arguments with the same pointer stay one buffer.
 void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::json& scalars);
 
-// Ends the runner and returns its peak resident memory in bytes, as the kernel counted it.
-double stop_runner_peak_rss_bytes();
+// Ends the runner (the next call starts a fresh one).
+void stop_runner();
+
+// The live runner's peak resident memory since it started (its VmHWM, as the kernel counts it:
+// every way of allocating), in bytes; 0 without a runner.
+double runner_peak_rss_bytes();
 
 // How runners are sandboxed in this process (for reports).
 std::string sandbox_description();

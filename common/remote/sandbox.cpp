@@ -55,7 +55,7 @@ std::vector<std::string> bwrap_argv(const Spec& s) {
     if (glob("/dev/nvidia*", 0, nullptr, &g) == 0)
         for (size_t i = 0; i < g.gl_pathc; ++i) a.insert(a.end(), {"--dev-bind", g.gl_pathv[i], g.gl_pathv[i]});
     globfree(&g);
-    a.insert(a.end(), {"--size", std::to_string(256u << 20), "--tmpfs", "/tmp"});
+    a.insert(a.end(), {"--size", std::to_string(16u << 20), "--tmpfs", "/tmp"});  // small: no room to park an S×S matrix
     for (const auto& p : s.extra_rw) a.insert(a.end(), {"--bind", p, p});
     for (const auto& [src, dest] : s.extra_ro) a.insert(a.end(), {"--ro-bind", src, dest});
     // the program is shown at /sandbox/<name>: no path of the course tree exists inside
