@@ -102,6 +102,7 @@ CaseResult fused_case() {
     auto dq = to_device(q), dk = to_device(k), dv = to_device(v);
     auto dout = poisoned_output(q.shape);
     remote::stop_runner();  // a fresh runner: nothing left over from earlier cases
+    wait_for_device_memory_to_settle();  // the old runner's memory back before the window opens
     remote::request({{{"op", "hello"}}, {}});
     double peak_bytes = 0;
     r.ms = wall_ms([&] {

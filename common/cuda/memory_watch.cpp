@@ -47,4 +47,15 @@ double device_memory_peak_during(const std::function<void()>& fn) {
     return std::max(0.0, peak.load() - before);
 }
 
+void wait_for_device_memory_to_settle() {
+    double last = used_bytes();
+    int steady = 0;
+    for (int i = 0; i < 200 && steady < 4; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const double now = used_bytes();
+        steady = now == last ? steady + 1 : 0;
+        last = now;
+    }
+}
+
 }  // namespace attn

@@ -10,4 +10,8 @@ namespace attn {
 // that uses it is seen.
 double device_memory_peak_during(const std::function<void()>& fn);
 
+// Waits (at most 10 s) until the device's used memory stops changing: a process that just ended
+// gives its memory back asynchronously, and a window opened before then would see it fall.
+void wait_for_device_memory_to_settle();
+
 }  // namespace attn
