@@ -333,7 +333,7 @@ def bwrap_args(tree):
             a += ["--ro-bind", top, top]
     a += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", tree, tree, "--chdir", tree, "--clearenv",
-          "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp", "--"]
+          "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp", "--uid", "65534", "--gid", "65534", "--"]
     return a
 
 
