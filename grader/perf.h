@@ -1,4 +1,4 @@
-// perf.h — performance credit: a task's benchmark group, run for the submission and for the
+// perf.h — performance credit: the task's timed shapes, measured by the grader for the submission and the
 // reference on the same GPU in the same grading run, turned into credit by the rubric's curve.
 #pragma once
 #include <map>
@@ -9,7 +9,6 @@ namespace grader {
 
 struct PerfSpec {
     double share = 0;          // of the task's points; 0 = no performance credit
-    std::string bench;         // benchmark program, run as `<bin dir>/<bench> --grade`
     double full_at = 1.2;      // full credit at ≤ this × the reference's time
     double zero_at = 10.0;     // no credit at ≥ this ×, linear in between
     double peak_over_sgemm = 1.4;  // plausibility: the FLOP floor uses this × the measured SGEMM rate
@@ -28,7 +27,7 @@ struct PerfResult {
     std::vector<PerfRow> rows;
     std::string note;  // set when nothing could be measured, and why
     std::string gpu;
-    double copy_gbps = 0, sgemm_tflops = 0;  // the ceilings the benchmark measured in its run
+    double copy_gbps = 0, sgemm_tflops = 0;  // the ceilings the grader measured in its run
     double credit = 0;  // mean over rows, 0..1
 };
 

@@ -25,7 +25,6 @@ Rubric load_rubric(const std::string& path) {
             if (t.contains("performance")) {
                 const auto& p = t.at("performance");
                 rt.perf.share = p.at("share");
-                rt.perf.bench = p.at("bench");
                 rt.perf.full_at = p.value("full_credit_at_ratio", rt.perf.full_at);
                 rt.perf.zero_at = p.value("zero_credit_at_ratio", rt.perf.zero_at);
                 if (rt.perf.share < 0 || rt.perf.share > 1 || rt.perf.full_at >= rt.perf.zero_at)
