@@ -46,12 +46,13 @@ struct Options {
     std::string bin_dir, ref_bin_dir = std::string(ATTNLAB_ROOT) + "/build/reference/bin";
     std::map<int, std::vector<std::string>> objects;  // the student's object files per task
     double timeout_s = 0;                              // overrides the rubric's case_timeout_s when > 0
+    bool perf_only = false;  // calibration of the speed curve: time a known-correct kernel, skip its cases
 };
 
 [[noreturn]] void usage(const std::string& problem) {
     fmt::print(stderr,
                "grader: {}\nusage: grader [--task N]... [--rubric FILE] [--out DIR] [--impl NAME] [--timeout S] [--root DIR]\n"
-               "              [--objects N=a.o,b.o]... [--bin-dir DIR] [--reference-bin-dir DIR]\n",
+               "              [--objects N=a.o,b.o]... [--bin-dir DIR] [--reference-bin-dir DIR] [--perf-only]\n",
                problem);
     std::exit(2);
 }
@@ -88,6 +89,7 @@ Options parse(int argc, char** argv) {
             else if (a == "--root") o.root = value();
             else if (a == "--bin-dir") o.bin_dir = value();
             else if (a == "--reference-bin-dir") o.ref_bin_dir = value();
+            else if (a == "--perf-only") o.perf_only = true;
             else if (a == "--objects") {
                 const std::string v = value();
                 const size_t eq = v.find('=');
@@ -128,6 +130,12 @@ std::string ensure_seed() {
     return seed;
 }
 
+// Stored reference times (the kit's estimates) sit beside the rubric.
+std::string reference_times_path(const Options& opt) {
+    const size_t slash = opt.rubric.rfind('/');
+    return (slash == std::string::npos ? std::string(".") : opt.rubric.substr(0, slash)) + "/reference_times.json";
+}
+
 void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const Rubric& rubric, const Options& opt,
                 GradeReport& g, const std::string& logs) {
     // A static check of the student's objects: it needs no GPU, so it runs even where the task cannot.
@@ -140,6 +148,18 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         for (const auto& sym : disallowed_symbols(it->second, own, rt.harness))
             t.flags.push_back("disallowed symbol (a task may use its own code, the C/C++ and CUDA runtimes, and the "
                               "harness names grader/rubric.json lists for it): " + sym);
+    }
+    if (opt.perf_only) {  // a calibration run (tools/check_controls.py): the kernel's correctness is shown elsewhere
+        t.note = "correctness not checked: --perf-only (a calibration run of the speed curve)";
+        t.perf_share = rt.perf.share;
+        if (rt.perf.share > 0)
+            t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
+                                     fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt));
+        if (!t.perf.gpu.empty()) g.gpu = t.perf.gpu;
+        for (const auto& r : t.perf.rows)
+            fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  credit {:3.0f}% {}\n", r.name, r.ms, r.ref_ms,
+                       100 * r.credit, r.flag);
+        return;
     }
     const auto cases = def.cases();
     const TaskRun run =
@@ -164,7 +184,7 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
             fmt::print("task {}: timing the submission and the reference (trusted measurement)\n", rt.id);
             std::fflush(stdout);
             t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
-                                     fmt::format("{}/task{}-bench.log", logs, rt.id));
+                                     fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt));
             for (const auto& r : t.perf.rows)
                 fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  credit {:3.0f}% {}\n", r.name, r.ms, r.ref_ms,
                            100 * r.credit, r.flag);

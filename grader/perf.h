@@ -9,8 +9,10 @@ namespace grader {
 
 struct PerfSpec {
     double share = 0;          // of the task's points; 0 = no performance credit
-    double full_at = 1.2;      // full credit at ≤ this × the reference's time
-    double zero_at = 10.0;     // no credit at ≥ this ×, linear in between
+    // The credit curve: (ratio to the reference's time, credit) points, ratio increasing, credit
+    // not increasing; credit is the first point's at or below its ratio, the last point's at or
+    // above its ratio, and linear in between (grader/rubric.json, set from the measured ladder).
+    std::vector<std::pair<double, double>> curve = {{1.2, 1.0}, {10.0, 0.0}};
     double peak_over_sgemm = 1.4;  // plausibility: the FLOP floor uses this × the measured SGEMM rate
     double peak_over_copy = 1.05;  // … and the byte floor this × the measured copy bandwidth
 };
@@ -21,6 +23,7 @@ struct PerfRow {
     int checked_calls = 0, failed_calls = 0;
     std::map<std::string, double> baseline_ms;  // other pipelines timed in the same process
     std::string flag;                           // why no credit (wrong output, implausibly fast, …)
+    double estimate = -1;                       // >= 0: estimated credit against stored reference times (not credited)
 };
 
 struct PerfResult {
@@ -31,12 +34,20 @@ struct PerfResult {
     double credit = 0;  // mean over rows, 0..1
 };
 
-// Linear credit in the ratio (submission time / reference time).
+// Credit for a ratio (submission time / reference time) on the spec's curve.
 double curve(double ratio, const PerfSpec& spec);
 
+// The reference's times measured on other runs, per GPU model (grader/reference_times.json): a
+// grader without the reference's runners (the student kit) estimates speed credit from them.
+// Returns the shape → ms map for `gpu`, and in `source` where it came from; empty if none.
+std::map<std::string, double> stored_reference_times(const std::string& path, const std::string& gpu, int task,
+                                                     std::string& source);
+
 // Runs the trusted measurement (grader --measure-perf, timed.h) of `task`: the submission's runners
-// in bin_dir against the reference's in ref_bin_dir, same GPU, same run.
+// in bin_dir against the reference's in ref_bin_dir, same GPU, same run. Without the reference's
+// runner for the task (the student kit) the submission alone is timed and, where
+// `reference_times` has this GPU, each row gets an estimate (never credit).
 PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bin_dir, const std::string& ref_bin_dir,
-                           double timeout_s, const std::string& log_path);
+                           double timeout_s, const std::string& log_path, const std::string& reference_times = "");
 
 }  // namespace grader

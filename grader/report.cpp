@@ -45,6 +45,7 @@ std::string perf_table(const TaskReport& t) {
     if (t.perf.rows.empty()) return md + (t.perf.note.empty() ? "not measured" : t.perf.note) + "\n";
     md += fmt::format("{}: ceilings measured in the same run: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s.\n\n",
                       t.perf.gpu, t.perf.copy_gbps, t.perf.sgemm_tflops);
+    if (!t.perf.note.empty()) md += t.perf.note + ".\n\n";
     std::vector<std::string> baselines;
     for (const auto& [name, ms] : t.perf.rows.front().baseline_ms) baselines.push_back(name);
     md += "| shape | time | TFLOP/s | reference | ratio | credit |";

@@ -25,11 +25,17 @@ Rubric load_rubric(const std::string& path) {
             if (t.contains("performance")) {
                 const auto& p = t.at("performance");
                 rt.perf.share = p.at("share");
-                rt.perf.full_at = p.value("full_credit_at_ratio", rt.perf.full_at);
-                rt.perf.zero_at = p.value("zero_credit_at_ratio", rt.perf.zero_at);
-                if (rt.perf.share < 0 || rt.perf.share > 1 || rt.perf.full_at >= rt.perf.zero_at)
-                    throw std::runtime_error(fmt::format("rubric {}: task {}: share must be in [0, 1] and "
-                                                         "full_credit_at_ratio < zero_credit_at_ratio", path, rt.id));
+                if (p.contains("curve")) rt.perf.curve = p.at("curve").get<std::vector<std::pair<double, double>>>();
+                bool ok = rt.perf.share >= 0 && rt.perf.share <= 1 && !rt.perf.curve.empty();
+                for (size_t i = 0; i < rt.perf.curve.size(); ++i) {
+                    const auto [x, y] = rt.perf.curve[i];
+                    ok = ok && x > 0 && y >= 0 && y <= 1 &&
+                         (i == 0 || (x > rt.perf.curve[i - 1].first && y <= rt.perf.curve[i - 1].second));
+                }
+                if (!ok)
+                    throw std::runtime_error(fmt::format("rubric {}: task {}: share must be in [0, 1], and the curve a list of "
+                                                         "[ratio, credit] points with ratios increasing and credit in [0, 1] "
+                                                         "not increasing", path, rt.id));
             }
             rt.harness = t.value("harness", std::vector<std::string>{});
             r.tasks.push_back(rt);

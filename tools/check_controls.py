@@ -4,6 +4,10 @@ grader fails it for the reason it was built to show. Prints one line per control
 exits 1 if any control was not caught (or could not be built). A control of a GPU task on a
 machine without a GPU is reported as skipped, never as caught.
 
+Calibration cases (positive controls: "calibration" names a ladder step built as a submission) are
+timed by the grader (--perf-only) against the reference, and their speed credit must land inside
+"credit": [low, high] — the band the rubric's curve was set to give that step.
+
     tools/check_controls.py [--only NAME]...
 """
 import argparse
@@ -32,9 +36,48 @@ def object_of(src):
     return "build/reference/" + os.path.splitext(src)[0] + ".o"
 
 
+def check_calibration(control, build, prebuilt):
+    """A ladder step as a submission: its runner timed by the reference grader, credit in band."""
+    task, src = control["task"], control["calibration"]
+    runner = f"{build}/runner_task{task}"
+    if prebuilt:
+        grader, ref = "build/carry/reference/grader", "build/carry/reference"
+        if not os.path.exists(os.path.join(ROOT, runner)):
+            return False, f"no prebuilt runner in {build} (did tools/pack_gpu.sh build this calibration case?)"
+    else:
+        grader, ref = "build/reference/bin/grader", "build/reference/bin"
+        p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={src}", f"RUNNER_BIN_DIR={build}",
+                 runner, grader, f"build/reference/bin/runner_task{task}"])
+        if p.returncode != 0:
+            return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
+    cmd = [grader, "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"], "--bin-dir", build,
+           "--reference-bin-dir", ref]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=GRADER_TIMEOUT_S, start_new_session=True)
+    if p.returncode != 0:
+        return False, f"grader exited {p.returncode}: {p.stderr[-1000:]}"
+    with open(os.path.join(ROOT, build, "results.json")) as f:
+        tests = json.load(f)["tests"]
+    if tests and tests[0]["extra_data"]["state"] == "not run":
+        return None, tests[0]["output"]
+    rows = [t for t in tests if t["extra_data"].get("state") == "performance"]
+    if not rows:
+        return False, "the grader measured nothing: " + " ".join(t["output"] for t in tests)[:300]
+    flagged = [t["extra_data"]["reason"] for t in rows if t["extra_data"].get("reason")]
+    if flagged:
+        return False, f"a timed shape was flagged: {flagged[0][:200]}"
+    credit = sum(t["score"] for t in rows) / sum(t["max_score"] for t in rows)
+    ratios = ", ".join(f"{t['extra_data']['ms'] / t['extra_data']['reference_ms']:.2f}" for t in rows if t["extra_data"].get("reference_ms"))
+    lo, hi = control["credit"]
+    where = f"credit {100 * credit:.0f}% (band {100 * lo:.0f}–{100 * hi:.0f}%), time / reference's: {ratios}"
+    return (lo <= credit <= hi), ("in band: " if lo <= credit <= hi else "OUT OF BAND: ") + where
+
+
 def check(control, prebuilt=False):
     name, task = control["name"], control["task"]
     build = f"build/controls/{name}"
+    if "calibration" in control:
+        os.makedirs(os.path.join(ROOT, build), exist_ok=True)
+        return check_calibration(control, build, prebuilt)
     target = patch_target(control)
     if "/reference/" not in target:
         return check_tree(control, build, target)
@@ -134,6 +177,8 @@ def main():
         ok, why = check(c, args.prebuilt)
         passed, failed, skipped = passed + (ok is True), failed + (ok is False), skipped + (ok is None)
         label = {True: "caught", False: "MISSED", None: "skipped"}[ok]
+        if "calibration" in c:
+            label = {True: "in band", False: "FAILED", None: "skipped"}[ok]
         print(f"  [{label}] {c['name']:<30} {why}", flush=True)
     print(f"controls: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
