@@ -1,12 +1,12 @@
 // Task 4 — FlashAttention forward as one fused CUDA kernel (fp32).
 //
 // Build and run:  make task4                      (your skeleton: tests)
-//                 make task4 IMPL=reference       make bench-task4 IMPL=reference   make tune-task4
-// One thread block owns Br query rows of one (batch, head). It walks the keys Bc at a time:
-// S = Q·Kᵀ for the tile, the online-softmax update of the running max m and sum l, O += P·V.
-// Q, K, V and P tiles live in dynamic shared memory (more than the 48 KB a static array may
-// use: cudaFuncSetAttribute raises the limit); S, O, m and l live in registers. The scores never
-// reach global memory, so memory is O(S·D) where the unfused pipeline of Task 2 needs O(S²).
+//                 make bench-task4                (your kernel beside the Task-2 pipeline and cuBLAS, on a GPU)
+// One thread block owns a tile of query rows of one (batch, head) and walks the keys a tile at a
+// time: S = Q·Kᵀ for the tile, the online-softmax update of the running max m and sum l, O += P·V.
+// The tiles live in dynamic shared memory, S, O, m and l in registers: the scores never reach
+// global memory, so memory is O(S·D) where the unfused pipeline of Task 2 needs O(S²).
+// task4/README.md gives the plan, and the measured ladder of changes that makes it faster.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -279,28 +279,38 @@ void flash_forward_with(const FlashConfig& cfg, const float* q, const float* k, 
 }
 #else
 // ------------------------------------------------------------------------------------------------
-// Your kernel. The plan of the course: one thread block per (Br query rows, batch·head), one thread
-// per query row to start with (blockDim.x = Br), and a loop over the keys Bc at a time.
+// Your kernel: the plan of task4/README.md. A block of 128 threads owns Br = 64 query rows of one
+// (batch, head) — blockIdx.x is the row tile, blockIdx.y = b·H + h — and walks the keys Bc = 64 at
+// a time. The threads form 8 row groups of 16 lanes: ty = threadIdx.x / 16, tx = threadIdx.x % 16.
+// Each thread keeps in registers, for the 8 rows 8·ty … 8·ty+7:
+//   s[8][4]        the scores of keys tx, tx+16, tx+32, tx+48 of the current tile
+//   acc[8][D/16]   the output: head dims 4·tx … 4·tx+3, 64+4·tx … (float4s) when D is 64 or 128;
+//                  tx, tx+16, tx+32, … when D is 32 or 96
+//   m[8], l[8]     the running max and this thread's share of the running sum
+// Dynamic shared memory, every row padded by 4 floats (so that 16 lanes reading float4s of 16
+// different rows hit different banks):
+//   Qs [64][D+4]    Ks [64][D+4], which P [64][64+4] overwrites once the scores are computed
+//   Vs [64][D+4]    (Q + K/P + V = 101 KB at D = 128: two blocks fit on an SM; a fourth buffer
+//                    for P would leave room for one — docs/perf.md measured 1.4x between them)
 //
-//   extern __shared__ float smem[];   // dynamic: its size is the launch's third <<<…>>> argument
-//   float* Qs = smem;                 // [Br][D]   this block's query rows
-//   float* Ks = Qs + Br * D;          // [Bc][D]   the current key tile
-//   float* Vs = Ks + Bc * D;          // [Bc][D]   the current value tile
-//
-// TODO(task4.2) load this block's Br rows of Q into Qs (rows past Sq: zeros), __syncthreads().
-// TODO(task4.3) for each key tile c0 = 0, Bc, 2·Bc, … (causal: stop after the last visible key):
-//                 load K and V tiles (zeros past Sk), __syncthreads();
-//                 each thread: s_j = q_row · k_j / √D for the tile's keys, −inf where masked
-//                 (j ≥ Sk, or causal and j > row + Sk − Sq);
-// TODO(task4.4)   online softmax: m_new = max(m, max_j s_j), alpha = exp(m − m_new),
-//                 p_j = exp(s_j − m_new), l = alpha·l + Σ p_j, o = alpha·o + Σ_j p_j·v_j, m = m_new;
-//                 __syncthreads() before the next tile overwrites Ks and Vs.
-// TODO(task4.5) write o / l for rows < Sq.
-// Registers: the thread's o[D] (D ≤ 128), m, l. Read Ks/Vs rows from shared memory, not global.
-// ------------------------------------------------------------------------------------------------
-template <int Br, int Bc>
-__global__ void flash_attention_kernel(const float* q, const float* k, const float* v, float* o, int Sq, int Sk, int D,
-                                       bool causal, float scale) {}
+// TODO(task4.2) load the block's 64 rows of Q into Qs (rows past Sq: zeros).
+// TODO(task4.3) for each key tile c0 = 0, 64, … (causal: stop after the last key any of the
+//     block's rows can see, row + Sk − Sq): __syncthreads(); load K and V (rows past Sk: zeros);
+//     __syncthreads(); s[i][j] = Σ_d Qs[row][d]·Ks[key][d] (float4 reads along d), × 1/√D, and
+//     −inf where masked (key ≥ Sk, or causal and key > row + Sk − Sq).
+// TODO(task4.4) online softmax per row: the tile's row max over the 16 lanes of the row group
+//     (__shfl_xor_sync with offsets 8, 4, 2, 1), m_new = max(m, it), alpha = exp(m − m_new)
+//     (1 while m_new is −inf), p = exp(s − m_new) (0 while m_new is −inf), l = alpha·l + Σ p,
+//     acc *= alpha, m = m_new; __syncthreads() (all reads of K done); write p into P (over K);
+//     __syncthreads(); acc += P·V, reading P rows as float4s and V rows from Vs.
+// TODO(task4.5) sum l over the 16 lanes (shuffles again) and write acc / l for rows < Sq (a row
+//     that saw no key — causal with Sq > Sk — gets 0).
+// D is a template parameter: known at compile time, acc[8][D/16] stays in registers. (An array
+// indexed by a run-time value lives in local memory: one thread per row with a run-time D ran
+// 35–55x slower than this plan on an H100.)
+template <int D>
+__global__ void __launch_bounds__(128) flash_attention_kernel(const float* q, const float* k, const float* v, float* o,
+                                                              int Sq, int Sk, bool causal, float scale) {}
 #endif
 
 void flash_attention_forward(const float* q, const float* k, const float* v, float* o, int B, int H, int Sq, int Sk,
@@ -311,12 +321,13 @@ void flash_attention_forward(const float* q, const float* k, const float* v, flo
                                     " is not supported (32, 64, 96 or 128)");
     flash_forward_with(tuned_config(D), q, k, v, o, B, H, Sq, Sk, D, causal);
 #else
-    // TODO(task4.1): validate (D ∈ {32, 64, 96, 128}, else throw std::invalid_argument naming it),
-    // pick Br and Bc, and launch flash_attention_kernel<Br, Bc> on a grid of
-    // (ceil(Sq / Br), B·H) blocks of Br threads with (Br + 2·Bc)·D·sizeof(float) bytes of dynamic
-    // shared memory. Above 48 KB, first call
-    //   cudaFuncSetAttribute(flash_attention_kernel<Br, Bc>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
-    // Then CUDA_CHECK_LAUNCH(). Tune Br and Bc with `make bench-task4`.
+    // TODO(task4.1): validate (D ∈ {32, 64, 96, 128}, else throw std::invalid_argument naming it; Sk = 0
+    // likewise), then launch flash_attention_kernel<D> (a switch over the four D) on a grid of
+    // (ceil(Sq / 64), B·H) blocks of 128 threads with (64·(D+4)·3)·sizeof(float) bytes of dynamic
+    // shared memory (P fits in K's place: 64·68 ≤ 64·(D+4) for D ≥ 64; for D = 32 take the larger).
+    // Above 48 KB, first call (once per kernel)
+    //   cudaFuncSetAttribute(flash_attention_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+    // Then CUDA_CHECK_LAUNCH(). Measure with `make bench-task4`; the README's ladder says what comes next.
     (void)q, (void)k, (void)v, (void)o, (void)B, (void)H, (void)Sq, (void)Sk, (void)D, (void)causal;
     ATTNLAB_TODO("task4.1");
 #endif

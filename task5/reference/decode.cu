@@ -1,11 +1,10 @@
-// Task 5 — the KV cache and decode attention, with split-KV (FlashDecoding).
+// Task 5 — the KV cache and decode attention.
 //
 // Build and run:  make task5                      (your skeleton: tests)
-//                 make task5 IMPL=reference       make bench-task5 IMPL=reference   (GPU)
+//                 make bench-task5                (GB/s of decode; the course's run, on a GPU)
 // Decoding reads the whole cache once per token and does 4·D FLOPs per 8·D bytes: it is bound by
-// memory bandwidth, so the work is laid out for wide, coalesced loads, and spread over enough
-// blocks to keep every SM streaming: with few (batch, head) pairs, the positions are split
-// across blocks (split-KV) and a second kernel combines the partial softmaxes.
+// memory bandwidth, so the work is laid out for wide, coalesced loads, spread over enough blocks
+// to keep every SM streaming. task5/README.md gives the plan and the measured ladder beyond it.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -234,18 +233,21 @@ void decode_attention_with_splits(const float* q, const float* k_cache, const fl
     }
 }
 #else
-// TODO(task5.2): the Task-4 kernel with one query row: one block per (b, h), blockIdx.x = b·H + h.
-//   1. load q (D floats) into shared memory or registers;
-//   2. for each tile of Bc cache positions below len: load K and V tiles into shared memory,
-//      s_j = q·k_j / √D, and the online-softmax update — m_new = max(m, max_j s_j),
-//      alpha = exp(m − m_new), l = alpha·l + Σ exp(s_j − m_new), o = alpha·o + Σ_j exp(s_j − m_new)·v_j;
-//   3. write o / l.
+// TODO(task5.2): the plan of task5/README.md. One block of 4 warps per (b, h), blockIdx.x = b·H + h.
+//   - lane l of every warp holds q[d] for d = l, l+32, … (D/32 values), scaled by 1/√D;
+//   - warp w takes cache positions j = w, w+4, w+8, … below len: the dot product q·k_j from its
+//     lanes' D/32 products, summed over the warp with __shfl_xor_sync (offsets 16, 8, 4, 2, 1; after
+//     that every lane holds it), then the online softmax of the warp — m_new = max(m, s),
+//     alpha = exp(m − m_new), p = exp(s − m_new), l = alpha·l + p, o = alpha·o + p·v_j (each lane its
+//     own D/32 dims of o), m = m_new. A warp reads each K and V row as one 512-byte request.
+//   - then merge the 4 warps' (m, l, o) in shared memory: M = max m_w, L = Σ l_w·exp(m_w − M),
+//     o = Σ o_w·exp(m_w − M) / L (a warp that saw no position has m = −inf and weight 0).
 // Never read position len or later: those rows hold the next tokens' garbage (the tests fill them
-// with NaN). Faster (optional, as FlashDecoding): split the positions over several blocks per
-// (b, h) and combine their partial (m, l, o) in a second kernel.
-template <int Bc>
-__global__ void decode_kernel(const float* q, const float* k_cache, const float* v_cache, float* o, int max_seq, int len,
-                              int D, float scale) {}
+// with NaN). Faster, and the README's ladder says by how much: split the positions over several
+// blocks per (b, h) and combine their partial (m, l, o) in a second kernel (FlashDecoding).
+template <int D>
+__global__ void __launch_bounds__(128) decode_kernel(const float* q, const float* k_cache, const float* v_cache, float* o,
+                                                     int max_seq, int len, float scale) {}
 #endif
 
 void decode_attention(const float* q, const float* k_cache, const float* v_cache, float* o, int B, int H, int max_seq,
@@ -253,8 +255,9 @@ void decode_attention(const float* q, const float* k_cache, const float* v_cache
 #if SOLUTION
     decode_attention_with_splits(q, k_cache, v_cache, o, B, H, max_seq, len, D, len >= 1 ? choose_splits(B * H, len) : 1);
 #else
-    // TODO(task5.2): launch decode_kernel<Bc> on B·H blocks (dynamic shared memory for the tiles as
-    // in Task 4), then CUDA_CHECK_LAUNCH(). Refuse len < 1 or len > max_seq with std::out_of_range.
+    // TODO(task5.2): refuse len < 1 or len > max_seq with std::out_of_range naming both, and a head_dim
+    // outside {32, 64, 96, 128} with std::invalid_argument naming it; then launch decode_kernel<D>
+    // (a switch over the four D) on B·H blocks of 128 threads, then CUDA_CHECK_LAUNCH().
     (void)q, (void)k_cache, (void)v_cache, (void)o, (void)B, (void)H, (void)max_seq, (void)len, (void)D;
     ATTNLAB_TODO("task5.2");
 #endif
