@@ -12,6 +12,8 @@ models/ or .deps/) and checks:
     task1/controls/…, links) must exist in the kit; `taskN` stands for any task, `…` and `*` for
     whatever is inside the folder;
   - phrases that point into files the kit does not have (the reference's notes).
+A paragraph of a file that says "not in the student kit" declares the `code` it names (course-only
+paths, `IMPL=reference`) as the course repository's: those are not looked for in that file.
 Prints one `file:line: problem` per finding and exits 1 if any is not in the allow-list, a file of
 `file: text` lines (`text` as printed between the quotes; # comments and blank lines ignored).
 """
@@ -33,6 +35,7 @@ MAKE_RE = re.compile(r"(?<![\w/.-])make\s+([^`#;&|]*)")
 # Wording that sends the reader to files only the course repository has.
 PHRASES = [(re.compile(r"the reference'?s (notes|comments|code|source)", re.I), "points into the reference, which the kit does not have")]
 GENERATED = ("build/", "goldens/", "models/", ".deps/")
+NOT_IN_KIT = "not in the student kit"
 
 
 def md_files(kit):
@@ -141,14 +144,26 @@ def check(kit):
                 seen.add((n, text))
                 problems.append((rel, n, text, msg))
 
+        # A paragraph saying "not in the student kit" declares what it names (in `code`) as the course's
+        # only: those paths, and IMPL= values, are not looked for in the kit anywhere in this file.
+        declared = set()
+        for para in re.split(r"\n\s*\n", "\n".join(lines)):
+            para = " ".join(para.split())
+            if NOT_IN_KIT in para:
+                declared.update(t.rstrip("/…").rstrip("/") for t in re.findall(r"`([^`]+)`", para))
+
+        def is_declared(p):
+            p = p.rstrip(".,;:)").replace("…", "").rstrip("/")
+            return any(p == d or p.startswith(d + "/") for d in declared)
+
         for n, code in code_spans(lines):
-            for m in MAKE_RE.finditer(code):
+            for m in MAKE_RE.finditer(re.sub(r"\s{2,}(?=make\s)", " ; ", code)):
                 targets, variables = parse_make(m.group(1))
                 text = ("make " + m.group(1).strip()).rstrip()
                 impl = variables.get("IMPL")
                 if impl is not None:
                     for value in impl.split("|"):
-                        if value not in mk.impls:
+                        if value not in mk.impls and not is_declared(f"IMPL={value}"):
                             report(n, text, f"IMPL={value}: the kit has no task*/{value}/ (it has: {', '.join(mk.impls)})")
                     variables = {k: v for k, v in variables.items() if k != "IMPL"}
                 for t in targets:
@@ -164,9 +179,7 @@ def check(kit):
         for n, line in enumerate(lines, 1):
             for m in PATH_RE.finditer(line):
                 p = m.group(1)
-                if p.endswith("/") and p.count("/") == 1 and not p.startswith("task"):
-                    pass
-                if not path_exists(kit, p):
+                if not path_exists(kit, p) and not is_declared(p):
                     report(n, p, f"path '{p}' is not in the kit")
             for m in LINK_RE.finditer(line):
                 target = m.group(1).split("#")[0]
