@@ -2,7 +2,7 @@
 #
 #   make taskN [IMPL=skeleton|reference] [SUITE=…]   build and run Task N's tests (default: your skeleton)
 #   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
-#   make bench-task2 | bench-task4 | bench-task5 | bench-task6 | tune-task4 IMPL=reference   benchmarks (GPU)
+#   make bench-task2 | bench-task4 | bench-task5 | bench-task6   benchmarks (GPU); tune-task4 (course repository only)
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
@@ -35,6 +35,9 @@ $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp 
 # their baselines, and the grader gives no performance credit locally (the course's grader does).
 HAVE_REFERENCE := $(if $(wildcard task4/reference/*.cu),yes,)
 ref_or_own = $(if $(HAVE_REFERENCE),build/reference/$(1),$(call obj_impl,$(2)))
+ifeq ($(IMPL)$(HAVE_REFERENCE),reference)
+$(error IMPL=reference needs the course repository: the student kit has no model solutions (taskN/reference/); run your own with IMPL=skeleton, the default)
+endif
 
 # Files a task links besides its implementation (harness-side, not the student's), and the other
 # tasks whose implementation it builds on (Task 6 runs the student's Task-4 and Task-5 kernels).
@@ -90,7 +93,7 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: help all deps model goldens goldens-if-stale test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps model goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners calibration-runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4
 .DEFAULT_GOAL := help
@@ -111,6 +114,14 @@ goldens:
 # Regenerates only when the generator changed since the goldens were written.
 goldens-if-stale:
 	@sha256sum -c --status goldens/.stamp 2>/dev/null && echo "goldens: up to date" || $(MAKE) --no-print-directory goldens
+
+# One task's goldens (`make taskN`): none to make when all goldens, or this task's, were written by
+# the current generator; otherwise only this task's (make_goldens.py --only taskN).
+$(foreach t,$(TASKS),goldens-if-stale-task$(t)): goldens-if-stale-task%:
+	@if sha256sum -c --status goldens/.stamp 2>/dev/null || sha256sum -c --status goldens/task$*/.stamp 2>/dev/null; then \
+	  echo "goldens: task$* up to date"; \
+	else PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/make_goldens.py --only task$* && \
+	  sha256sum $(GOLDEN_SOURCES) > goldens/task$*/.stamp; fi
 
 # ---- objects ---------------------------------------------------------------------------------
 $(COMMON)/%.o: %.cpp
@@ -154,8 +165,13 @@ $(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$^ -o $$@ $$(LDLIBS)
 
+# On a fresh machine `make taskN` sets itself up first, as `make grade` does: the packages (and,
+# for Task 7, its PyPI assets), this task's goldens, the build.
 ifneq ($(if $(PROMPT),$(1)),7)
-task$(1): $(BUILD)/bin/task$(1) $(RUNNER_BIN_DIR)/runner_task$(1)
+task$(1):
+	@bash tools/install_deps.sh $(if $(filter 7,$(1)),,--packages-only)
+	@$$(MAKE) --no-print-directory goldens-if-stale-task$(1)
+	@$$(MAKE) --no-print-directory $(BUILD)/bin/task$(1) $(RUNNER_BIN_DIR)/runner_task$(1)
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task$(1)
 endif
 endef
@@ -238,8 +254,14 @@ bench-task2: $(BUILD)/bin/bench_task2
 bench-task4: $(BUILD)/bin/bench_task4
 	./$(BUILD)/bin/bench_task4 $(ARGS)
 
+# The reference's (Br, Bc, threads) sweep: course staff only (the kit has no reference).
+ifneq ($(HAVE_REFERENCE),)
 tune-task4: build/reference/bin/tune_task4
 	./build/reference/bin/tune_task4
+else
+tune-task4:
+	$(error tune-task4 sweeps the model solution's tile sizes and needs the course repository: the student kit has no task4/reference/)
+endif
 
 # ---- the optimisation ladders (course staff material; not in the student kit) -------------------
 # ladder_taskN times every step from the skeleton's plan to the reference (task2/ladder, task4/ladder,

@@ -5,7 +5,8 @@
 // shows up here), and an all-zero or constant output where the expected one is not — those fail
 // even where the tolerances would allow them. A failure explains itself: mismatch count, the first
 // few mismatches with their multi-dimensional index, max abs/rel error and the share of the
-// tolerance used.
+// tolerance used. An output whose element 0 is the NaN a skeleton's stub kernel writes
+// (ATTNLAB_KERNEL_TODO) fails as "taskN.M not implemented (the kernel is still the skeleton's stub)".
 #pragma once
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct CompareResult {
     double tol_share = 0.0;   // max of |got − want| / (atol + rtol·|want|); ≤ 1 passes
     std::string reason;       // one line: why it failed, empty when it passed
     std::string detail;       // the first mismatches, one per line
+    std::string todo_step;    // "task2.1" when the output is the NaN of a stub kernel (common/cuda/kernel_todo.cuh)
 };
 
 // `dims` names the dimensions for the messages, e.g. {"b", "s", "d"}.

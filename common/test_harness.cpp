@@ -8,12 +8,15 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "common/check.h"
 #include "common/compare.h"
+#include "common/todo.h"
 #include "common/remote/wire.h"
 #include "common/safetensors.h"
 
@@ -159,6 +162,59 @@ TEST_CASE("compare: tolerance, NaN, zeros, constants, indices", "[harness]") {
     SECTION("a constant expected output may be matched by a constant") {
         Tensor flat({2, 3}, 0.5f);
         CHECK(compare(flat.ptr(), flat, tol).passed);
+    }
+}
+
+TEST_CASE("compare: the NaN of a stub kernel (ATTNLAB_KERNEL_TODO) names its step, and still fails", "[harness]") {
+    Tensor want({2, 3});
+    for (int i = 0; i < 6; ++i) want.data[i] = 0.1f * float(i + 1);
+    const Tolerance tol{1e-5, 1e-4};
+    auto stub_nan = [](int task, int step) {
+        const uint32_t bits = ATTNLAB_KERNEL_TODO_BITS(task, step);
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        return f;
+    };
+    CHECK(std::isnan(stub_nan(2, 1)));
+    CHECK(kernel_todo_step(ATTNLAB_KERNEL_TODO_BITS(2, 1)) == "task2.1");
+    CHECK(kernel_todo_step(ATTNLAB_KERNEL_TODO_BITS(5, 12)) == "task5.12");
+    uint32_t poison_bits;
+    const float poison_nan = std::numeric_limits<float>::quiet_NaN();
+    std::memcpy(&poison_bits, &poison_nan, sizeof poison_bits);
+    CHECK(kernel_todo_step(poison_bits).empty());  // the harness's own poison is not a stub's NaN
+
+    SECTION("a stub's output (element 0 tagged, the rest the poison) is 'task2.1 not implemented'") {
+        Tensor got({2, 3}, poison_nan);
+        got.data[0] = stub_nan(2, 1);
+        auto r = compare(got.ptr(), want, tol, {"s", "d"});
+        CHECK_FALSE(r.passed);
+        CHECK(r.todo_step == "task2.1");
+        CHECK(r.reason == "task2.1 not implemented (the kernel is still the skeleton's stub)");
+        CaseResult cr;
+        CHECK_FALSE(check_output(cr, "softmax", got, want, tol));
+        CHECK(cr.status == "failed");
+        CHECK(cr.reason == "task2.1 not implemented (the kernel is still the skeleton's stub)");
+    }
+    SECTION("the tag never makes an otherwise correct output pass") {
+        Tensor got = want;
+        got.data[0] = stub_nan(2, 2);
+        auto r = compare(got.ptr(), want, Tolerance{1.0, 1.0});
+        CHECK_FALSE(r.passed);
+        CHECK(r.reason.find("task2.2 not implemented") == 0);
+    }
+    SECTION("the tag elsewhere than element 0, or a plain NaN in element 0, is an ordinary NaN failure") {
+        Tensor got = want;
+        got.data[3] = stub_nan(2, 1);
+        auto r = compare(got.ptr(), want, tol, {"s", "d"});
+        CHECK_FALSE(r.passed);
+        CHECK(r.todo_step.empty());
+        CHECK(r.reason.find("NaN/Inf, first at [s=1,d=0]") != std::string::npos);
+        Tensor got2 = want;
+        got2.data[0] = poison_nan;
+        auto r2 = compare(got2.ptr(), want, tol, {"s", "d"});
+        CHECK_FALSE(r2.passed);
+        CHECK(r2.todo_step.empty());
+        CHECK(r2.reason.find("NaN/Inf, first at [s=0,d=0]") != std::string::npos);
     }
 }
 

@@ -20,6 +20,8 @@ struct PerfSpec {
 struct PerfRow {
     std::string name;
     double ms = 0, ref_ms = 0, tflops = 0, credit = 0;
+    double gbps = 0;               // bytes the shape must move / time
+    bool bandwidth_bound = false;  // its byte floor (bytes / copy bandwidth) exceeds its FLOP floor: report GB/s
     int checked_calls = 0, failed_calls = 0;
     std::map<std::string, double> baseline_ms;  // other pipelines timed in the same process
     std::string flag;                           // why no credit (wrong output, implausibly fast, …)

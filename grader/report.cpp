@@ -48,13 +48,23 @@ std::string perf_table(const TaskReport& t) {
     if (!t.perf.note.empty()) md += t.perf.note + ".\n\n";
     std::vector<std::string> baselines;
     for (const auto& [name, ms] : t.perf.rows.front().baseline_ms) baselines.push_back(name);
-    md += "| shape | time | TFLOP/s | reference | ratio | credit |";
+    // A bandwidth-bound task (Task 5) is shown in GB/s against the copy bandwidth; the others in
+    // TFLOP/s against cuBLAS SGEMM.
+    bool by_bytes = true;
+    for (const auto& r : t.perf.rows) by_bytes = by_bytes && r.bandwidth_bound;
+    auto rate = [&](const PerfRow& r) {
+        const double ceiling = by_bytes ? t.perf.copy_gbps : t.perf.sgemm_tflops, v = by_bytes ? r.gbps : r.tflops;
+        return fmt::format(by_bytes ? "{:.0f} | {}" : "{:.1f} | {}", v,
+                           ceiling > 0 ? fmt::format("{:.0f}%", 100 * v / ceiling) : std::string("–"));
+    };
+    md += by_bytes ? "| shape | time | GB/s | % of copy | reference | ratio | credit |"
+                   : "| shape | time | TFLOP/s | % of SGEMM | reference | ratio | credit |";
     for (const auto& b : baselines) md += fmt::format(" {} | speedup vs it |", b);
-    md += " checked calls | flag |\n|---|---|---|---|---|---|";
+    md += " checked calls | flag |\n|---|---|---|---|---|---|---|";
     for (size_t i = 0; i < baselines.size(); ++i) md += "---|---|";
     md += "---|---|\n";
     for (const auto& r : t.perf.rows) {
-        md += fmt::format("| {} | {:.3f} ms | {:.1f} | {:.3f} ms | {:.2f} | {:.0f}% |", r.name, r.ms, r.tflops, r.ref_ms,
+        md += fmt::format("| {} | {:.3f} ms | {} | {:.3f} ms | {:.2f} | {:.0f}% |", r.name, r.ms, rate(r), r.ref_ms,
                           r.ref_ms > 0 ? r.ms / r.ref_ms : 0.0, 100 * r.credit);
         for (const auto& b : baselines) {
             const double ms = r.baseline_ms.count(b) ? r.baseline_ms.at(b) : 0;
@@ -188,7 +198,7 @@ void write_results_json(const GradeReport& g, const std::string& path) {
                              {"visibility", "visible"},
                              {"extra_data",
                               {{"task", t.id}, {"state", "performance"}, {"reason", p.flag}, {"ms", p.ms},
-                               {"reference_ms", p.ref_ms}, {"tflops", p.tflops}, {"baselines_ms", p.baseline_ms},
+                               {"reference_ms", p.ref_ms}, {"tflops", p.tflops}, {"gbps", p.gbps}, {"baselines_ms", p.baseline_ms},
                                {"checked_calls", p.checked_calls}, {"failed_calls", p.failed_calls}}}});
         }
     }

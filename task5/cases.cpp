@@ -165,6 +165,23 @@ CaseResult rejects_pos(int pos) {
     return r;
 }
 
+CaseResult rejects_len(int len) {
+    const int B = 1, H = 2, D = 64, max_seq = 16;
+    CaseResult r;
+    r.shape = fmt::format("len={} max_seq={}", len, max_seq);
+    DeviceBuffer<float> kc(size_t(B) * H * max_seq * D), vc(kc.size()), q(size_t(B) * H * D), o(q.size());
+    expect_throw<std::out_of_range>(
+        r,
+        [&] {
+            decode_attention(q.get(), kc.get(), vc.get(), o.get(), B, H, max_seq, len, D);
+            sync_default_stream();
+        },
+        {std::to_string(len), std::to_string(max_seq)},
+        fmt::format("decode_attention accepted len {} for a cache of {} positions (must throw std::out_of_range)", len,
+                    max_seq));
+    return r;
+}
+
 }  // namespace
 
 std::vector<GradeCase> grade_cases() {
@@ -177,6 +194,8 @@ std::vector<GradeCase> grade_cases() {
                      [] { return gpu_run_case(1, 32, 128, 16384, 16381, 3, "long"); }, "long"});
     cases.push_back({"rejects pos == max_seq", 0.5, [] { return rejects_pos(16); }, "errors"});
     cases.push_back({"rejects pos == -1", 0.5, [] { return rejects_pos(-1); }, "errors"});
+    cases.push_back({"rejects len == 0", 0.5, [] { return rejects_len(0); }, "errors"});
+    cases.push_back({"rejects len == max_seq + 1", 0.5, [] { return rejects_len(17); }, "errors"});
     for (int draw = 0; draw < 4; ++draw)
         cases.push_back({fmt::format("fresh inputs #{}", draw + 1), 1.0, [draw] { return fresh_case(draw); }, "fresh"});
     return cases;

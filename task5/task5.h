@@ -18,7 +18,8 @@ void update_cache(float* k_cache, float* v_cache, const float* k_new, const floa
                   int D, int pos);
 
 // task5.2  o [B, H, 1, D] = softmax(q·Kᵀ/√D)·V for the one query q [B, H, 1, D] against cache
-//          positions 0 … len−1 (len ≥ 1; nothing past len−1 may be read).
+//          positions 0 … len−1 (nothing past len−1 may be read). len < 1 or len > max_seq throws
+//          std::out_of_range naming both — never a read past the end.
 void decode_attention(const float* q, const float* k_cache, const float* v_cache, float* o, int B, int H, int max_seq,
                       int len, int D);
 

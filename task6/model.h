@@ -42,7 +42,7 @@ struct ModelConfig {
     std::string describe() const;
     void validate() const;  // std::invalid_argument naming the bad field
     // The course's size: batch 4, prompt 1024 + 100 new tokens, hidden 4096, 32 heads, 24 layers,
-    // vocab 8192 (≈ 6.4 B parameters, 26 GB fp32).
+    // vocab 8192 (6.51 B parameters, 26.04 GB fp32).
     static ModelConfig course();
 };
 

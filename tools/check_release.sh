@@ -24,8 +24,21 @@ done
 [ $checked -gt 100 ] || fail "only $checked solution lines were checked: the check is not looking"
 echo "check-release: none of $checked distinctive solution lines is in the kit ($(find "$KIT" -type f | wc -l) files)"
 
-# 2. It builds on its own (the goldens copied in to save regenerating them) and grades to 0.
-[ -d goldens ] && cp -r goldens "$KIT/" 
+# 2. Every command and path its Markdown names exists in it (tools/kit_docs_allow.txt: known exceptions).
+/usr/bin/python3 tools/check_kit_docs.py "$KIT" || fail "the kit's READMEs name commands or paths the kit does not have"
+
+# 3. A first run works: in the fresh kit (no goldens, nothing built) `make task1` sets itself up
+#    (packages, Task 1's goldens only) and fails on the TODOs, not on a missing golden file.
+out=$(cd "$KIT" && make --no-print-directory task1 2>&1); rc=$?
+echo "$out" > "$KIT/first-run.log"
+if grep -qE 'golden: |run "make goldens"' <<<"$out" || ! grep -q "task1.1 not implemented" <<<"$out" || [ $rc -eq 0 ]; then
+  tail -20 "$KIT/first-run.log"; fail "the kit's first 'make task1' (no goldens) did not end with cases failing 'task1.1 not implemented' (exit $rc)"
+fi
+grep -qE '^task1: 0 passed, [0-9]+ failed' <<<"$out" || { tail -5 "$KIT/first-run.log"; fail "the kit's first 'make task1' printed no summary line"; }
+echo "check-release: a fresh kit's first 'make task1' makes its goldens and fails naming task1.1 ($(grep -c 'task1.1 not implemented' <<<"$out") cases)"
+
+# 4. It builds on its own (the goldens copied in to save regenerating them) and grades to 0.
+[ -d goldens ] && cp -r goldens "$KIT/"
 (cd "$KIT" && make --no-print-directory check-protected && make --no-print-directory -j2 IMPL=skeleton all >build.log 2>&1) ||
   { tail -20 "$KIT/build.log"; fail "the kit does not build on its own"; }
 out=$("$KIT/build/skeleton/bin/task1" 2>&1); rc=$?

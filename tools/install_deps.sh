@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # install_deps.sh — installs what attnlab needs from Debian's packages; does nothing when all are
-# there. Called by `make deps` and `make test`. See README.md for what each package is for.
+# there. Called by `make deps`, `make test`, `make grade` and `make taskN`. See README.md for what
+# each package is for. Then Task 7's PyPI assets (tools/fetch_assets.sh), unless --packages-only
+# (`make taskN` for a task other than 7: those need no assets).
 set -euo pipefail
+ASSETS=1
+[ "${1:-}" = --packages-only ] && ASSETS=0
 
 PACKAGES=(
   g++ make patch          # the C++ toolchain, and patch for the negative controls
@@ -22,6 +26,7 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "deps: all ${#PACKAGES[@]} packages present"
+  [ $ASSETS = 1 ] || exit 0
   exec bash "$(dirname "$0")/fetch_assets.sh"
 fi
 
@@ -35,4 +40,5 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 echo "deps: done"
+[ $ASSETS = 1 ] || exit 0
 exec bash "$(dirname "$0")/fetch_assets.sh"

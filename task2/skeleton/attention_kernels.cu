@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/kernel_todo.cuh"
 #include "common/todo.h"
 #include "task2/task2.h"
 
@@ -25,7 +26,9 @@ namespace task2 {
 //   3. out = exp(x − m) / sum
 // Subtracting m keeps exp() from overflowing (x > 88 is inf in float32). Rows can be 1 long or
 // 32768 long: loop, don't assume cols ≤ blockDim.x.
-__global__ void softmax_kernel(const float* in, float* out, int cols) {}
+__global__ void softmax_kernel(const float* in, float* out, int cols) {
+    ATTNLAB_KERNEL_TODO(out, 2, 1);  // the tests then say "task2.1 not implemented": delete this line when you write the kernel
+}
 
 void softmax_batched(const float* in, float* out, int rows, int cols) {
     // TODO(task2.1): launch softmax_kernel with one block per row (grid = rows) and a block size
@@ -43,9 +46,13 @@ void softmax_batched(const float* in, float* out, int rows, int cols) {
 // TILE products from shared memory, __syncthreads() again. Batch b is blockIdx.z: offset A, B, C by
 // b·M·K, b·N·K (or b·K·N), b·M·N. Load zeros outside M, N, K so that sizes no tile divides work.
 // gemm_nt reads B as [N, K] (row n of B is column n of Bᵀ); gemm_nn reads B as [K, N].
-// Faster: give each thread several outputs in registers (e.g. 8 × 8) — see the reference's notes.
-__global__ void gemm_nt_kernel(const float* A, const float* B, float* C, int M, int N, int K) {}
-__global__ void gemm_nn_kernel(const float* A, const float* B, float* C, int M, int N, int K) {}
+// Faster: give each thread several outputs in registers (e.g. 8 × 8) — see task2/README.md.
+__global__ void gemm_nt_kernel(const float* A, const float* B, float* C, int M, int N, int K) {
+    ATTNLAB_KERNEL_TODO(C, 2, 2);  // the tests then say "task2.2 not implemented": delete this line when you write the kernel
+}
+__global__ void gemm_nn_kernel(const float* A, const float* B, float* C, int M, int N, int K) {
+    ATTNLAB_KERNEL_TODO(C, 2, 3);  // the tests then say "task2.3 not implemented": delete this line when you write the kernel
+}
 
 void gemm_nt(const float* A, const float* B, float* C, int batch, int M, int N, int K) {
     // TODO(task2.2): launch gemm_nt_kernel with grid (ceil(N/TILE), ceil(M/TILE), batch).

@@ -25,6 +25,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 struct RowTile {
     int r0, rows;
     std::vector<float> m, l, o;  // [Br], [Br], [Br × D]
+    std::vector<float> alpha;    // [Br]: exp(m_old − m_new) of the latest tile, the rescale of O (task3.3 → task3.4)
 };
 
 // task3.2  s[r][c] = q_{r0+r} · k_{c0+c} · scale for the rows × cols tile; causal: −inf where the
@@ -37,19 +38,31 @@ struct RowTile {
     ATTNLAB_TODO("task3.2");
 }
 
-// task3.3 + task3.4  fold one score tile into the running state: new maximum, P = exp(S − m_new),
-// l = exp(m_old − m_new)·l + rowsum(P), O = diag(exp(m_old − m_new))·O + P·V_j.
-[[maybe_unused]] void online_update(RowTile& t, float* s, const float* v, int c0, int cols, int D) {
-    // TODO(task3.3): per row, m_new = max(m_old, rowmax(S_ij)); P = exp(S_ij − m_new);
-    //   l_new = exp(m_old − m_new)·l_old + rowsum(P)   (Algorithm 1, lines 9–10)
-    // TODO(task3.4): O_i = diag(exp(m_old − m_new))·O_i + P·V_j (line 10). Mind the erratum: the
-    //   paper prints diag(·)^−1 here; the rescale multiplies (flash-attention issue 991).
-    // A row whose scores are all −inf so far (causal) must stay untouched, not become NaN.
-    (void)t, (void)s, (void)v, (void)c0, (void)cols, (void)D;
+// task3.3  the online softmax of one score tile, per row (Algorithm 1, line 9):
+// m_new = max(m_old, rowmax(S)), S becomes P = exp(S − m_new) in place,
+// l = exp(m_old − m_new)·l + rowsum(P), m = m_new; alpha[r] = exp(m_old − m_new) for task3.4.
+[[maybe_unused]] void online_softmax(RowTile& t, float* s, int cols) {
+    // TODO(task3.3): per row r, m_new = max(m_old, rowmax(S_ij)); P = exp(S_ij − m_new), written
+    //   over the scores; l_new = exp(m_old − m_new)·l_old + rowsum(P) (Algorithm 1, line 9); keep
+    //   t.alpha[r] = exp(m_old − m_new) for task3.4 and t.m[r] = m_new.
+    // A row whose scores are all −inf so far (causal) must not become NaN: leave its m and l, make
+    // its P zeros and its alpha 1.
+    (void)t, (void)s, (void)cols;
     ATTNLAB_TODO("task3.3");
 }
 
-// task3.5  O_i = diag(l)^−1 · O_i, written to the output rows of this tile (line 12).
+// task3.4  the running output (Algorithm 1, line 10): O_i = diag(alpha)·O_i + P·V_j, with
+// alpha = exp(m_old − m_new) from task3.3.
+[[maybe_unused]] void update_output(RowTile& t, const float* p, const float* v, int c0, int cols, int D) {
+    // TODO(task3.4): per row r, O_i = diag(exp(m_old − m_new))·O_i + P·V_j (Algorithm 1, line 10):
+    //   scale row r of t.o by t.alpha[r], then add P's row times the rows c0 … c0+cols−1 of V.
+    //   Mind the erratum: the paper prints diag(·)^−1 here; the rescale multiplies
+    //   (flash-attention issue 991).
+    (void)t, (void)p, (void)v, (void)c0, (void)cols, (void)D;
+    ATTNLAB_TODO("task3.4");
+}
+
+// task3.5  O_i = diag(l)^−1 · O_i, written to the output rows of this tile (Algorithm 1, lines 12 and 14).
 [[maybe_unused]] void finalize(const RowTile& t, float* o, int D) {
     // TODO(task3.5): divide each row of the running output by its l and store it in o.
     (void)t, (void)o, (void)D;
@@ -64,13 +77,14 @@ void flash_attention_cpu(const float* Q, const float* K, const float* V, float* 
                                                       " Bc=" + std::to_string(Bc));
     const float scale = 1.0f / std::sqrt(float(D));
     // TODO(task3.1): the two loops of Algorithm 1 for every (batch, head):
-    //   for each Q tile of Br rows (the last one may be shorter than Br):
-    //     m = −inf, l = 0, O = 0 for its rows
+    //   for each Q tile of Br rows (the last one may be shorter than Br):   (lines 3–16)
+    //     m = −inf, l = 0, O = 0 for its rows                               (line 5)
     //     for each K/V tile of Bc rows (the last may be shorter; causal: stop after the diagonal):
     //       tile_scores(...)      task3.2
-    //       online_update(...)    task3.3, task3.4
-    //     finalize(...)           task3.5
-    // Allocate one Br × Bc score tile and the RowTile state, never an S × S matrix.
+    //       online_softmax(...)   task3.3
+    //       update_output(...)    task3.4
+    //     finalize(...)           task3.5                                   (lines 12, 14)
+    // Allocate one Br × Bc score tile and the RowTile state (m, l, o and alpha), never an S × S matrix.
     (void)Q, (void)K, (void)V, (void)O, (void)B, (void)H, (void)S, (void)D, (void)causal, (void)scale;
     ATTNLAB_TODO("task3.1");
 }

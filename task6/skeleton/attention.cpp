@@ -2,7 +2,7 @@
 //
 // Build and run:  make task6                      (your skeleton: tests; needs a GPU)
 //                 make task6 IMPL=reference       make bench-task6 IMPL=reference
-// The model (task6/model.cu, given) calls this once per layer: on the prompt (pos == 0) and then
+// The model (task6/model.cpp, given) calls this once per layer: on the prompt (pos == 0) and then
 // once per generated token (S == 1). Your Task-4 and Task-5 functions do the work; this file
 // decides which runs, and keeps the cache in step with the tokens.
 #include <stdexcept>
