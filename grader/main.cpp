@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 
+#include "common/cuda/device.h"
 #include "grader/isolate.h"
 #include "grader/protected.h"
 #include "grader/report.h"
@@ -150,6 +151,12 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
                               "harness names grader/rubric.json lists for it): " + sym);
     }
     if (opt.perf_only) {  // a calibration run (tools/check_controls.py): the kernel's correctness is shown elsewhere
+        std::string why;
+        if (!attn::has_cuda_device(&why)) {
+            t.status = "not run";
+            t.note = "no CUDA device (" + why + ")";
+            return;
+        }
         t.note = "correctness not checked: --perf-only (a calibration run of the speed curve)";
         t.perf_share = rt.perf.share;
         if (rt.perf.share > 0)

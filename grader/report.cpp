@@ -135,8 +135,9 @@ void write_results_md(const GradeReport& g, const std::string& path) {
     for (const auto& t : g.tasks) {
         md += fmt::format("\n## Task {} — {} ({:.2f} / {:.0f})\n\n", t.id, t.title, t.score, t.points);
         for (const auto& f : t.flags) md += fmt::format("**Flagged:** {}\n\n", f);
-        if (t.cases.empty()) {
+        if (t.cases.empty()) {  // not run, not available — or timed only (--perf-only)
             md += fmt::format("{}{}\n", t.status, t.note.empty() ? "" : ": " + t.note);
+            if (!t.perf.rows.empty()) md += perf_table(t);
             continue;
         }
         md += "| case | shape | max abs err | time | status |\n|---|---|---|---|---|\n";
@@ -155,7 +156,7 @@ void write_results_json(const GradeReport& g, const std::string& path) {
     nlohmann::json tests = nlohmann::json::array();
     auto flagged = [](const TaskReport& t) { return t.flags.empty() ? std::string() : fmt::format("FLAGGED: {}\n", fmt::join(t.flags, "; ")); };
     for (const auto& t : g.tasks) {
-        if (t.cases.empty()) {
+        if (t.cases.empty() && t.perf.rows.empty()) {
             tests.push_back({{"name", fmt::format("Task {}: {}", t.id, t.title)},
                              {"score", 0.0},
                              {"max_score", t.points},

@@ -2,13 +2,15 @@
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
 # elsewhere (tools/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   [ONLY_TASKS="5"] [SKIP_CONTROLS=1] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf]
+#   [ONLY_TASKS="5"] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [reftimes]
 # Carry carry/ (tools/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
 # model.safetensors}: its goldens and the model's reference are made there.
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
 # cleanly), the grader on the reference, the GPU negative controls. `bench` adds the benchmarks,
 # `tune` the tile tuner,
-# `anchors` torch's attention backends on the same GPU (shared/bench/anchors_torch.py, if present).
+# `anchors` torch's attention backends on the same GPU (shared/bench/anchors_torch.py, if present),
+# `ladder` the optimisation ladders of Tasks 2, 4, 5, `reftimes` the reference's times for the kit's
+# estimates (tools/reference_times.py → $OUT/reference_times.json).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/gpu-out}
@@ -44,7 +46,7 @@ python3 tools/check_grade.py "$OUT/grade/results.json" --full $GPU_TASKS > "$OUT
 note "full marks check: $(tail -n 1 "$OUT/check_grade.log")"
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})_" | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 [ -z "${SKIP_CONTROLS:-}" ] && note "controls: $(tail -n 1 "$OUT/controls.log")"
 
 for arg in "$@"; do
@@ -56,6 +58,12 @@ for arg in "$@"; do
         note "hf_check: exit $? — $(tail -n 1 "$OUT/hf_check.log")"
         timeout 300 python3 tools/bench_gpt2.py --gpt2 build/carry/reference/gpt2 > "$OUT/bench_gpt2.log" 2>&1
         note "bench_gpt2: exit $?" ;;
+    ladder) for t in 2 4 5; do timeout 400 ./build/carry/reference/ladder_task$t > "$OUT/ladder_task$t.log" 2>&1
+              note "ladder_task$t: exit $?"; done ;;
+    reftimes) cp grader/reference_times.json "$OUT/reference_times.json"
+              python3 tools/reference_times.py --grader build/carry/reference/grader --bin-dir build/carry/reference \
+                --file "$OUT/reference_times.json" > "$OUT/reference_times.log" 2>&1
+              note "reference_times: exit $? — $(tail -n 1 "$OUT/reference_times.log")" ;;
     anchors) [ -f shared/bench/anchors_torch.py ] && { timeout 300 python3 shared/bench/anchors_torch.py > "$OUT/anchors.log" 2>&1;
              note "anchors: exit $?"; } ;;
   esac
@@ -64,4 +72,4 @@ printf '%s\n' "${summary[@]}" > "$OUT/summary.txt"
 # what comes back is limited in number of files: the report and the summary as they are, the rest packed
 cp "$OUT/grade/Results.md" "$OUT/Results.md" 2>/dev/null
 (cd "$OUT" && tar -czf /tmp/logs.tar.gz --exclude=summary.txt --exclude=Results.md . && mv /tmp/logs.tar.gz . && \
-  find . -mindepth 1 -not -name logs.tar.gz -not -name summary.txt -not -name Results.md -not -name 'bench_*.log' -not -name hf_check.log -delete)
+  find . -mindepth 1 -not -name logs.tar.gz -not -name summary.txt -not -name Results.md -not -name 'bench_*.log' -not -name hf_check.log -not -name 'ladder_*.log' -not -name reference_times.json -delete)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pack_gpu.sh — builds the GPU binaries here and puts stripped copies in build/carry/ (git-ignored) for
+# pack_gpu.sh [PACK_CONTROLS="name …"] — builds the GPU binaries here and puts stripped copies in build/carry/ (git-ignored) for
 # the GPU machine, xz-compressed as carry/gpu.tar.xz: the reference and skeleton test binaries, benchmarks, the grader, and the
 # graders of the GPU tasks' negative controls. Then: tools/gpu_session.sh runs them there.
 set -euo pipefail
@@ -21,17 +21,22 @@ done
 cp /usr/bin/bwrap build/carry/bwrap  # Debian's bubblewrap: the GPU machine may not have one
 strip -o build/carry/reference/grader build/reference/bin/grader
 strip -o build/carry/reference/gpt2 build/reference/bin/gpt2
+# the optimisation ladders (staff benchmarks)
+make --no-print-directory -j2 IMPL=reference build/reference/bin/ladder_task2 build/reference/bin/ladder_task4 build/reference/bin/ladder_task5 >/dev/null
+for t in 2 4 5; do strip -o build/carry/reference/ladder_task$t build/reference/bin/ladder_task$t; done
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
 [ -d goldens/task6 ] && mkdir -p build/carry/goldens && cp -r goldens/task6 build/carry/goldens/
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4
 gpu_controls=$(/usr/bin/python3 -c "
 import json; t='$GPU_TASKS'.split()
 print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['controls'] if str(c['task']) in t and not c.get('static')))")
+[ -n "${PACK_CONTROLS:-}" ] && gpu_controls=$PACK_CONTROLS  # a subset, e.g. the calibration cases
 /usr/bin/python3 tools/check_controls.py $(printf -- "--only %s " $gpu_controls) > build/pack-controls.log \
   || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build"; exit 1; }
 for c in $gpu_controls; do
   mkdir -p build/carry/controls/$c
   t=${c#task}; t=${t%%_*}  # a control grades its own task: its grader and that task's runner
-  for f in build/controls/$c/grader build/controls/$c/runner_task$t; do strip -o build/carry/controls/$c/$(basename $f) $f; done
+  for f in build/controls/$c/grader build/controls/$c/runner_task$t; do  # calibration cases have no grader of their own
+    [ -f $f ] && strip -o build/carry/controls/$c/$(basename $f) $f; done
 done
 tar -C build -cJf carry/gpu.tar.xz carry && du -sh carry

@@ -23,7 +23,7 @@ using Gemm = void (*)(const float*, const float*, float*, int, int, int, int);
 
 const std::vector<std::pair<std::string, Softmax>> kSoftmax = {
     {"plan (3 passes, trees)", task2_ladder::softmax_three_pass},
-    {"online + shuffles", task2_ladder::softmax_online},
+    {"float4 + shuffles", task2_ladder::softmax_vec4},
     {"reference (row in registers)", task2::softmax_batched}};
 const std::vector<std::pair<std::string, Gemm>> kGemm = {{"plan (16x16, 1 per thread)", task2_ladder::gemm_plan},
                                                          {"4x4 per thread", task2_ladder::gemm_reg4x4},

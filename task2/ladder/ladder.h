@@ -5,7 +5,7 @@ namespace task2_ladder {
 
 // Row softmax with task2::softmax_batched's signature.
 void softmax_three_pass(const float* in, float* out, int rows, int cols);  // the plan: max, sum, normalise; shared-memory trees
-void softmax_online(const float* in, float* out, int rows, int cols);      // (max, sum) in one pass, warp shuffles
+void softmax_vec4(const float* in, float* out, int rows, int cols);        // the same passes, float4 loads, warp shuffles
 
 // C[b] = A[b]·B[b] with task2::gemm_nn's signature.
 void gemm_plan(const float* A, const float* B, float* C, int batch, int M, int N, int K);      // 16 × 16 tiles, 1 output per thread
