@@ -33,7 +33,33 @@ struct Shape {
     size_t out_n;
     // The oracle's output for the inputs of call i (made from the same nonce) → its digest.
     std::function<Digest(uint64_t seed)> oracle;
+    // The course's speedups: a baseline timed here (trusted code, the same GPU, the same run).
+    std::string baseline_name;
+    std::function<double(Bencher&)> baseline_ms;
 };
+
+// Attention over the heads of q, k, v (each BH·S·D) by the harness's oracle — cuBLAS GEMMs, TF32
+// off, and a softmax, materialising the scores — in slices of at most 1 GB of scores.
+void sliced_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int S, int D,
+                   bool causal, DeviceBuffer<float>& scores) {
+    const int chunk = std::max(1, int((size_t(1) << 30) / (sizeof(float) * size_t(S) * S)));  // heads per 1 GB of scores
+    if (scores.size() < size_t(std::min(chunk, BH)) * S * S) scores = DeviceBuffer<float>(size_t(std::min(chunk, BH)) * S * S);
+    const size_t head = size_t(S) * D;
+    for (int bh = 0; bh < BH; bh += chunk)
+        attention_oracle(gemm, q + bh * head, k + bh * head, v + bh * head, o + bh * head, std::min(chunk, BH - bh), S, S, D,
+                         causal, scores.get());
+}
+
+// Times attention over B·H heads of S positions by the oracle (fresh inputs, L2 flushed, events).
+double time_unfused_attention(Bencher& bench, CublasGemm& gemm, int BH, int S, int D, bool causal) {
+    const size_t n = size_t(BH) * S * D;
+    DeviceBuffer<float> q(n), k(n), v(n), o(n), scores(1);
+    fill_normal(q.get(), n, 91), fill_normal(k.get(), n, 92), fill_normal(v.get(), n, 93);
+    const bool large = double(BH) * S * S > 1e9;
+    return bench.time([&] { sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), BH, S, D, causal, scores); },
+                      BenchOptions{1, large ? 2 : 5, true})
+        .median_ms;
+}
 
 struct Timed {
     std::vector<double> ms;
@@ -83,22 +109,17 @@ Shape flash_shape(CublasGemm& gemm, int B, int H, int S, int D, bool causal) {
     s.warmup = large ? 1 : 3, s.reps = large ? 5 : 20;
     s.out_n = size_t(B) * H * S * D;
     s.oracle = [&gemm, B, H, S, D, causal, n = s.out_n](uint64_t seed) {
-        DeviceBuffer<float> q(n), k(n), v(n), o(n);
+        DeviceBuffer<float> q(n), k(n), v(n), o(n), scores(1);
         fill_normal(q.get(), n, seed), fill_normal(k.get(), n, seed + 1), fill_normal(v.get(), n, seed + 2);
-        const int chunk = std::max(1, int((size_t(1) << 30) / (sizeof(float) * size_t(S) * S)));  // heads per 1 GB of scores
-        DeviceBuffer<float> scores(size_t(std::min(chunk, B * H)) * S * S);
-        const size_t head = size_t(S) * D;
-        for (int bh = 0; bh < B * H; bh += chunk) {
-            const int m = std::min(chunk, B * H - bh);
-            attention_oracle(gemm, q.get() + bh * head, k.get() + bh * head, v.get() + bh * head, o.get() + bh * head, m, S, S,
-                             D, causal, scores.get());
-        }
+        sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), B * H, S, D, causal, scores);
         return digest(o.get(), n);
     };
+    s.baseline_name = "cuBLAS + softmax";
+    s.baseline_ms = [&gemm, B, H, S, D, causal](Bencher& bench) { return time_unfused_attention(bench, gemm, B * H, S, D, causal); };
     return s;
 }
 
-Shape decode_shape(int B, int H, int L, int D) {
+Shape decode_shape(CublasGemm& gemm, int B, int H, int L, int D) {
     Shape s;
     s.name = fmt::format("decode B={} H={} L={} D={}", B, H, L, D);
     s.args = {{"B", B}, {"H", H}, {"L", L}, {"D", D}};
@@ -114,6 +135,10 @@ Shape decode_shape(int B, int H, int L, int D) {
         decode_oracle(q.get(), kc.get(), vc.get(), o.get(), B * H, L, L, D, scores.get());
         return digest(o.get(), n);
     };
+    // The course's KV-cache speedup: without a cache, each new token recomputes causal attention
+    // over every position (here its attention alone, by cuBLAS + softmax).
+    s.baseline_name = "no cache: causal attention over all L";
+    s.baseline_ms = [&gemm, B, H, L, D](Bencher& bench) { return time_unfused_attention(bench, gemm, B * H, L, D, true); };
     return s;
 }
 
@@ -122,14 +147,15 @@ std::vector<Shape> shapes_of(int task, CublasGemm& gemm) {
         return {flash_shape(gemm, 4, 32, 128, 128, false), flash_shape(gemm, 4, 32, 128, 128, true),
                 flash_shape(gemm, 64, 32, 4096, 128, false), flash_shape(gemm, 64, 32, 4096, 128, true)};
     if (task == 5)
-        return {decode_shape(1, 32, 1024, 128), decode_shape(1, 32, 8192, 128), decode_shape(1, 32, 32768, 128),
-                decode_shape(8, 32, 8192, 128), decode_shape(32, 32, 4096, 128)};
+        return {decode_shape(gemm, 1, 32, 1024, 128), decode_shape(gemm, 1, 32, 8192, 128), decode_shape(gemm, 1, 32, 32768, 128),
+                decode_shape(gemm, 8, 32, 8192, 128), decode_shape(gemm, 32, 32, 4096, 128)};
     throw std::invalid_argument(fmt::format("task {} has no timed shapes", task));
 }
 
 // Checks a submission's timing of one shape; returns the measurement row. An empty ref_bin_dir:
 // the submission alone (the student kit has no reference; its grader estimates from stored times).
-json measure_shape(const Shape& s, const std::string& bin_dir, const std::string& ref_bin_dir, std::mt19937_64& g) {
+json measure_shape(const Shape& s, const std::string& bin_dir, const std::string& ref_bin_dir, std::mt19937_64& g,
+                   Bencher& bench) {
     json row = {{"name", s.name}, {"flops", s.flops}, {"bytes", s.bytes}};
     const uint64_t seed = g() >> 20, ref_seed = g() >> 20;
     remote::use_runner_dir(bin_dir);
@@ -161,6 +187,7 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
                                  mine.digests[size_t(j)].nonfinite, want.sum, want.sumsq);
     }
     row["checked_calls"] = checked, row["failed_calls"] = failed, row["reason"] = reason;
+    if (s.baseline_ms) row["baselines"] = {{s.baseline_name, s.baseline_ms(bench)}};
     double total = 0;
     for (double ms : mine.ms) total += ms;
     if (total > mine.bracket_ms * 1.02 + 0.5)
@@ -186,7 +213,7 @@ int measure_performance(int task, const std::string& bin_dir, const std::string&
         auto g = rng_for(fmt::format("perf.task{}", task));
         json rows = json::array();
         for (const Shape& s : shapes_of(task, gemm)) {
-            rows.push_back(measure_shape(s, bin_dir, ref_bin_dir, g));
+            rows.push_back(measure_shape(s, bin_dir, ref_bin_dir, g, ctx.bencher));
             fmt::print(stderr, "{}\n", rows.back().dump());
         }
         fmt::print("{}\n", json{{"gpu", ctx.device.name}, {"copy_gbps", ctx.ceilings.copy_gbps},
