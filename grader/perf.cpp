@@ -107,7 +107,8 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
         row.ms = m.at("ms");
         row.checked_calls = m.value("checked_calls", 0);
         row.failed_calls = m.value("failed_calls", 0);
-        row.tflops = m.value("flops", 0.0) / (row.ms * 1e9);
+        row.flops = m.value("flops", 0.0), row.bytes = m.value("bytes", 0.0);
+        row.tflops = row.flops / (row.ms * 1e9);
         row.gbps = m.value("bytes", 0.0) / (row.ms * 1e6);
         // for the report only (Task 5's decode is bound by memory, Task 4 by arithmetic)
         row.bandwidth_bound = copy > 0 && sgemm > 0 ? m.value("bytes", 0.0) / copy > m.value("flops", 0.0) / (sgemm * 1e3)

@@ -20,6 +20,7 @@ struct PerfSpec {
 struct PerfRow {
     std::string name;
     double ms = 0, ref_ms = 0, tflops = 0, credit = 0;
+    double flops = 0, bytes = 0;  // the shape's work: FLOPs, and bytes read and written once
     double gbps = 0;               // bytes the shape must move / time
     bool bandwidth_bound = false;  // its byte floor (bytes / copy bandwidth) exceeds its FLOP floor: report GB/s
     int checked_calls = 0, failed_calls = 0;

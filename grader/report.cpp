@@ -200,6 +200,8 @@ void write_results_json(const GradeReport& g, const std::string& path) {
                              {"extra_data",
                               {{"task", t.id}, {"state", "performance"}, {"reason", p.flag}, {"ms", p.ms},
                                {"reference_ms", p.ref_ms}, {"tflops", p.tflops}, {"gbps", p.gbps}, {"baselines_ms", p.baseline_ms},
+                               {"flops", p.flops}, {"bytes", p.bytes}, {"copy_gbps", t.perf.copy_gbps},
+                               {"sgemm_tflops", t.perf.sgemm_tflops}, {"estimate", p.estimate},
                                {"checked_calls", p.checked_calls}, {"failed_calls", p.failed_calls}}}});
         }
     }

@@ -137,7 +137,7 @@ Shape decode_shape(CublasGemm& gemm, int B, int H, int L, int D) {
     };
     // The course's KV-cache speedup: without a cache, each new token recomputes causal attention
     // over every position (here its attention alone, by cuBLAS + softmax).
-    s.baseline_name = "no cache: causal attention over all L";
+    s.baseline_name = "no cache: causal attention over all L (cuBLAS + softmax)";
     s.baseline_ms = [&gemm, B, H, L, D](Bencher& bench) { return time_unfused_attention(bench, gemm, B * H, L, D, true); };
     return s;
 }
