@@ -33,6 +33,15 @@ print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['contr
 [ -n "${PACK_CONTROLS:-}" ] && gpu_controls=$PACK_CONTROLS  # a subset, e.g. the calibration cases
 /usr/bin/python3 tools/check_controls.py $(printf -- "--only %s " $gpu_controls) > build/pack-controls.log \
   || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build"; exit 1; }
+# calibration cases (ladder steps as submissions): their runners, built here (check_controls.py skips them without a GPU)
+/usr/bin/python3 -c "
+import json; want='$gpu_controls'.split()
+for c in json.load(open('grader/controls.json'))['controls']:
+    if c['name'] in want and 'calibration' in c: print(c['name'], c['task'], c['calibration'])" |
+while read -r name task src; do
+  make --no-print-directory -j2 IMPL=reference TASK${task}_SRC=$src RUNNER_BIN_DIR=build/controls/$name build/controls/$name/runner_task$task >/dev/null \
+    || { echo "pack_gpu: calibration case $name did not build"; exit 1; }
+done || exit 1
 for c in $gpu_controls; do
   mkdir -p build/carry/controls/$c
   t=${c#task}; t=${t%%_*}  # a control grades its own task: its grader and that task's runner
