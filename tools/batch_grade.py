@@ -59,11 +59,11 @@ GRADER = os.path.join(ROOT, "build/reference/bin/grader")
 RUBRIC = os.path.join(ROOT, "grader/rubric.json")
 REFERENCE_BINS = os.path.join(ROOT, "build/reference/bin")
 # What the student kit leaves out (tools/make_release.sh): solutions, controls, exploits, staff tools, run logs.
-STAFF_ONLY = re.compile(r"^(task[0-9]+/reference/|task[0-9]+/controls/|grader/controls/|grader/controls\.json$|grader/exploits/"
+STAFF_ONLY = re.compile(r"^(task[0-9]+/reference/|task[0-9]+/controls/|task[0-9]+/ladder/|tools/reference_times\.py$|grader/controls/|grader/controls\.json$|grader/exploits/"
                         r"|grader/exploits\.json$|tools/check_exploits\.py$|tools/(check_controls\.py|class_samples\.sh|pack_gpu\.sh"
                         r"|gpu_session\.sh|make_release\.sh|check_release\.sh|check_batch\.sh|batch_grade\.py|kit_README\.md"
                         r"|torch_course_shapes\.py)$|tools/gradescope/|docs/runs/)"
-                        r"|(^|/)(reference|controls|exploits)(/|$)")
+                        r"|(^|/)(reference|controls|exploits|ladder)(/|$)")
 STUDENT_FILE = re.compile(r"^[A-Za-z0-9_]+\.(cpp|cu|h|cuh)$")
 STUDENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$")
 MAX_SOURCE = 1 << 20          # bytes of one taken file
