@@ -3,6 +3,8 @@
 #   make taskN [IMPL=skeleton|reference] [SUITE=…]   build and run Task N's tests (default: your skeleton)
 #   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
 #   make bench-task2 | bench-task4 | bench-task5 | bench-task6   benchmarks (GPU); tune-task4 (course repository only)
+#   make profile-task2 | profile-task4 | profile-task5              Nsight Compute on your kernel: a summary + the .ncu-rep (GPU)
+#   make sanitize-task2 | sanitize-task4 | sanitize-task5           compute-sanitizer on your kernels' small shapes (GPU)
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
@@ -27,6 +29,7 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudar
 
 CPU_TASKS := 1 3
 GPU_TASKS := 2 4 5 6 7
+DRIVE_TASKS := 2 4 5
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
 # Each task's implementation: taskN/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp task$(t)/$$(IMPL)/*.cu)))
@@ -95,11 +98,12 @@ IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: help all deps model goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners calibration-runners reference-times ladder-task2 ladder-task4 ladder-task5 \
-        $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4
+        $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
+        $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,9p' Makefile
+	@sed -n '3,11p' Makefile
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
@@ -254,6 +258,27 @@ bench-task2: $(BUILD)/bin/bench_task2
 bench-task4: $(BUILD)/bin/bench_task4
 	./$(BUILD)/bin/bench_task4 $(ARGS)
 
+# ---- profiling and sanitizers (GPU) ----------------------------------------------------------------
+# drive_taskN (taskN/drive_taskN.cpp, common/cuda/drive.h) calls the task's functions directly, as the
+# benchmarks do: no runner, nothing judged, no part in grading. `make profile-taskN` runs Nsight Compute on
+# its profiled call (build/<impl>/profile/taskN.ncu-rep and a summary, the reference's beside it where the
+# course repository has one); `make sanitize-taskN` runs compute-sanitizer on its small shapes
+# (tools/profile.sh). Without a GPU, ncu or compute-sanitizer: one line saying which, exit 77.
+DRIVE4_EXTRA := $(TASK4_EXTRA)
+DRIVE5_EXTRA := $(TASK4_EXTRA)
+define DRIVE
+$(BUILD)/bin/drive_task$(1): $(call obj_common,task$(1)/drive_task$(1).cpp $(DRIVE$(1)_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(TASK$(1)_SRC))
+	@mkdir -p $$(dir $$@)
+	$$(CXX) $$^ -o $$@ $$(LDLIBS)
+endef
+$(foreach t,$(DRIVE_TASKS),$(eval $(call DRIVE,$(t))))
+
+$(foreach t,$(DRIVE_TASKS),profile-task$(t)): profile-task%: $(BUILD)/bin/drive_task% $(if $(HAVE_REFERENCE),build/reference/bin/drive_task%)
+	@bash tools/profile.sh profile $* $(BUILD) $(if $(HAVE_REFERENCE),build/reference)
+
+$(foreach t,$(DRIVE_TASKS),sanitize-task$(t)): sanitize-task%: $(BUILD)/bin/drive_task%
+	@bash tools/profile.sh sanitize $* $(BUILD)
+
 # The reference's (Br, Bc, threads) sweep: course staff only (the kit has no reference).
 ifneq ($(HAVE_REFERENCE),)
 tune-task4: build/reference/bin/tune_task4
@@ -308,12 +333,14 @@ $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
 # The reference's benchmarks are the yardstick of performance credit, whatever IMPL is graded.
 GRADE_OBJECTS = $(foreach t,$(TASKS),--objects $(t)=$(subst $(eval) ,$(comma),$(strip $(call obj_impl,$(TASK$(t)_SRC)))))
 comma := ,
-# On a fresh machine `make grade` sets everything up first: packages, goldens, the build.
+# On a fresh machine `make grade` sets everything up first: packages, goldens, the build. After the grader,
+# tools/plot_results.py draws the run's rooflines and speedups into OUT and links them from Results.md.
 grade:
 	@bash tools/install_deps.sh
 	@$(MAKE) --no-print-directory goldens-if-stale
 	@$(MAKE) --no-print-directory -j2 grade-build
-	./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t))
+	@./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t)); rc=$$?; \
+	  $(PYTHON) tools/plot_results.py $(OUT) || echo "grade: tools/plot_results.py failed (the grade above stands)"; exit $$rc
 
 runners: $(RUNNERS)
 
@@ -322,7 +349,8 @@ grade-build: $(GRADER_BIN) $(RUNNERS) \
 
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
      $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \
-     $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4)
+     $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4) \
+     $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t))
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

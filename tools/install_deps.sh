@@ -18,6 +18,7 @@ PACKAGES=(
   libpcre2-dev            # Task 7's tokenizer: GPT-2's pre-tokenising regex (\p{L}, \p{N}, lookahead)
   bible-kjv bible-kjv-text  # Task 7: the King James Bible (public domain), `make model`'s training text
   bubblewrap              # the grader's sandbox for student code (runners and class-grading builds)
+  python3-matplotlib      # the pictures of a grading run: rooflines and speedups (tools/plot_results.py)
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_tests.sh — everything `make test` (and so CI) checks, in order, with one summary line.
 #
-# deps → goldens → skeleton drift → build both sides → harness unit tests → reference tests
+# deps → goldens → skeleton drift → build both sides → harness unit tests → profile-summary parser and
+# result pictures (fixtures) → make profile/sanitize-task4 (run, or skipped without a GPU) → reference tests
 # (must pass) → skeleton tests (must fail cleanly, naming each TODO) → grader on both sides →
 # negative controls → exploit suite → the student kit. A step that fails is counted and the run goes on; exit 1 if any failed.
 set -uo pipefail
@@ -38,6 +39,23 @@ skeleton_fails_cleanly() {
   grep -q 'not implemented' <<<"$out" || { echo "no 'taskN.M not implemented' message"; return 1; }
 }
 
+# make profile-task4 / sanitize-task4 (IMPL=$1): on a GPU with ncu and compute-sanitizer they run; without
+# a GPU (or the tool) each must end with one "skipped: …" line and exit code 77 — then this step is skipped.
+gpu_tools_run_or_skip() {
+  local impl=$1 target out rc skipped=""
+  for target in profile-task4 sanitize-task4; do
+    out=$($MAKE IMPL=$impl $target 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] && continue
+    grep -q "Error 77" <<<"$out" || { echo "$target: failed (not a skip: no exit code 77)"; return 1; }
+    line=$(grep -m1 "^$target: .*skipped: " <<<"$out") || { echo "$target: exit 77 without a '$target: … skipped: …' line"; return 1; }
+    skipped="$line"
+  done
+  [ -z "$skipped" ] && return 0
+  echo "$skipped"
+  return 77
+}
+
 mkdir -p "$LOG"
 if ! ls task*/reference >/dev/null 2>&1; then
   # The student kit: no reference, no controls. Build, check the harness, grade what is there.
@@ -47,6 +65,8 @@ if ! ls task*/reference >/dev/null 2>&1; then
   step "build" $MAKE -j2 IMPL=skeleton all
   step "harness unit tests" ./build/skeleton/bin/unit_tests
   step "task7 tokenizer = tiktoken, checkpoint checks" ./build/skeleton/bin/task7_cpu_tests
+  step "profile summary: ncu CSV parser (fixture)" $PY tools/test_profile_summary.py
+  step "pictures of a run: results.json fixture" $PY tools/test_plot_results.py
   step "grade (writes Results.md)" $MAKE grade OUT=build/grade
   echo "test: $passed passed, $failed failed, $skipped skipped"
   [ $failed -eq 0 ]; exit
@@ -59,6 +79,9 @@ step "build reference" $MAKE -j2 IMPL=reference all
 step "build skeleton" $MAKE -j2 IMPL=skeleton all
 step "harness unit tests" ./build/reference/bin/unit_tests
 step "task7 tokenizer = tiktoken, checkpoint checks" ./build/reference/bin/task7_cpu_tests
+step "profile summary: ncu CSV parser (fixture)" $PY tools/test_profile_summary.py
+step "pictures of a run: results.json fixture" $PY tools/test_plot_results.py
+step "make profile-task4, sanitize-task4 (GPU or skip)" gpu_tools_run_or_skip reference
 step "make model (smoke: 20 training steps)" $MAKE model MODEL_DIR=build/model-smoke MODEL_ARGS="--steps 20"
 for t in $CPU_TASKS; do
   step "task$t reference passes" ./build/reference/bin/task$t
