@@ -97,7 +97,7 @@ HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: help all deps model goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
-        release check-release runners calibration-runners reference-times ladder-task2 ladder-task4 ladder-task5 \
+        release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
 .DEFAULT_GOAL := help
@@ -290,8 +290,9 @@ endif
 
 # ---- the optimisation ladders (course staff material; not in the student kit) -------------------
 # ladder_taskN times every step from the skeleton's plan to the reference (task2/ladder, task4/ladder,
-# task5/ladder); the calibration runners are ladder steps built as submissions, which the grader times
-# to check that each lands in its band of the speed-credit curve (grader/controls.json).
+# task5/ladder). The ladder steps are also built as submissions (calibration cases of grader/controls.json:
+# tools/check_controls.py on a GPU, tools/pack_gpu.sh for one elsewhere), which the grader times to check
+# that each lands in its band of the speed-credit curve.
 build/reference/bin/ladder_task2: $(call obj_common,task2/ladder/bench_ladder.cpp task2/ladder/softmax_ladder.cu \
                                   task2/ladder/gemm_ladder.cu) $(HARNESS_OBJ) build/reference/task2/reference/attention_kernels.o
 	@mkdir -p $(dir $@)
@@ -312,12 +313,6 @@ ladder-task2 ladder-task4 ladder-task5: ladder-task%: build/reference/bin/ladder
 reference-times:
 	@$(MAKE) --no-print-directory -j2 IMPL=reference build/reference/bin/grader build/reference/bin/runner_task4 build/reference/bin/runner_task5
 	$(PYTHON) tools/reference_times.py
-
-# build/calibration/taskN_<step>/runner_taskN from taskN/ladder/submission_<step>.cu
-CALIBRATION_SUBMISSIONS := $(wildcard task4/ladder/submission_*.cu task5/ladder/submission_*.cu)
-calibration-runners:
-	@for s in $(CALIBRATION_SUBMISSIONS); do t=$${s%%/*}; n=$$(basename $$s .cu); d=build/calibration/$${t}_$${n#submission_}; \
-	  $(MAKE) --no-print-directory IMPL=reference TASK$${t#task}_SRC=$$s RUNNER_BIN_DIR=$$d $$d/runner_$$t || exit 1; done
 
 # ---- grader ----------------------------------------------------------------------------------
 # Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.

@@ -137,6 +137,16 @@ std::string reference_times_path(const Options& opt) {
     return (slash == std::string::npos ? std::string(".") : opt.rubric.substr(0, slash)) + "/reference_times.json";
 }
 
+// The trusted measurement of the task's speed (perf.h), and a line per timed shape.
+void time_task(TaskReport& t, const RubricTask& rt, const Rubric& rubric, const Options& opt, const std::string& logs) {
+    t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
+                             fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt));
+    for (const auto& r : t.perf.rows)
+        fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  credit {:3.0f}% {}\n", r.name, r.ms, r.ref_ms,
+                   100 * r.credit, r.flag);
+    if (!t.perf.note.empty()) fmt::print("  perf: {}\n", t.perf.note);
+}
+
 void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const Rubric& rubric, const Options& opt,
                 GradeReport& g, const std::string& logs) {
     // A static check of the student's objects: it needs no GPU, so it runs even where the task cannot.
@@ -159,13 +169,8 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         }
         t.note = "correctness not checked: --perf-only (a calibration run of the speed curve)";
         t.perf_share = rt.perf.share;
-        if (rt.perf.share > 0)
-            t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
-                                     fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt));
+        if (rt.perf.share > 0) time_task(t, rt, rubric, opt, logs);
         if (!t.perf.gpu.empty()) g.gpu = t.perf.gpu;
-        for (const auto& r : t.perf.rows)
-            fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  credit {:3.0f}% {}\n", r.name, r.ms, r.ref_ms,
-                       100 * r.credit, r.flag);
         return;
     }
     const auto cases = def.cases();
@@ -190,12 +195,7 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         } else {
             fmt::print("task {}: timing the submission and the reference (trusted measurement)\n", rt.id);
             std::fflush(stdout);
-            t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
-                                     fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt));
-            for (const auto& r : t.perf.rows)
-                fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  credit {:3.0f}% {}\n", r.name, r.ms, r.ref_ms,
-                           100 * r.credit, r.flag);
-            if (!t.perf.note.empty()) fmt::print("  perf: {}\n", t.perf.note);
+            time_task(t, rt, rubric, opt, logs);
         }
     }
 }

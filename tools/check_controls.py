@@ -50,13 +50,11 @@ def check_calibration(control, build, prebuilt):
                  runner, grader, f"build/reference/bin/runner_task{task}"])
         if p.returncode != 0:
             return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
-    cmd = [grader, "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"], "--bin-dir", build,
-           "--reference-bin-dir", ref]
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=GRADER_TIMEOUT_S, start_new_session=True)
-    if p.returncode != 0:
-        return False, f"grader exited {p.returncode}: {p.stderr[-1000:]}"
-    with open(os.path.join(ROOT, build, "results.json")) as f:
-        tests = json.load(f)["tests"]
+    results, why = run_grader([grader, "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"],
+                               "--bin-dir", build, "--reference-bin-dir", ref], build)
+    if results is None:
+        return False, why
+    tests = results["tests"]
     if tests and tests[0]["extra_data"]["state"] == "not run":
         return None, tests[0]["output"]
     rows = [t for t in tests if t["extra_data"].get("state") == "performance"]
@@ -137,25 +135,31 @@ def check_tree(control, build, target):
     return grade(control, build, ["--root", tree], grader)
 
 
+def run_grader(cmd, build):
+    """Runs a grader in its own session (a time limit ends it and every child it started); returns
+    (build/results.json, "") or (None, why)."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=GRADER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None, f"the grader did not finish within {GRADER_TIMEOUT_S} s"
+    if proc.returncode != 0:
+        return None, f"grader exited {proc.returncode}: {err[-1000:]}"
+    with open(os.path.join(ROOT, build, "results.json")) as f:
+        return json.load(f), ""
+
+
 def grade(control, build, extra, grader=None):
     name, task = control["name"], control["task"]
     cmd = [grader or f"{build}/grader", "--task", str(task), "--out", build, "--impl", name] + extra
     if "timeout_s" in control:
         cmd += ["--timeout", str(control["timeout_s"])]
-    # its own session, so that a time limit ends the grader and every child it started
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=GRADER_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return False, f"the grader did not finish within {GRADER_TIMEOUT_S} s"
-    p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
-    if p.returncode != 0:
-        return False, f"grader exited {p.returncode}: {p.stderr[-1000:]}"
-    with open(os.path.join(ROOT, build, "results.json")) as f:
-        results = json.load(f)
+    results, why = run_grader(cmd, build)
+    if results is None:
+        return False, why
     tests = results["tests"]
     if tests and tests[0]["extra_data"]["state"] == "not run" and not tests[0]["extra_data"].get("flags"):
         return None, tests[0]["output"]
