@@ -193,8 +193,10 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
     if (total > mine.bracket_ms * 1.02 + 0.5)
         row["timing_flag"] = fmt::format("the runner reported {:.3f} ms of calls inside {:.3f} ms of the grader's clock", total,
                                          mine.bracket_ms);
-    // (a warm-up call's own spread is allowed for: 1 % of the median, which matters for calls of a second)
-    else if (!ref_bin_dir.empty() && mine.overhead_ms() > 1.5 * std::max(ref.overhead_ms(), 0.0) + 0.1 + 0.01 * mine.median)
+    // Allowed for: the host's jitter between two runners' requests (0.5 ms a call: an honest kernel at
+    // 0.06 ms a call was seen 0.46 ms above the reference on an H100) and a warm-up call's own spread
+    // (1 % of the median, which matters for calls of a second).
+    else if (!ref_bin_dir.empty() && mine.overhead_ms() > 1.5 * std::max(ref.overhead_ms(), 0.0) + 0.5 + 0.01 * mine.median)
         row["timing_flag"] = fmt::format("the grader's clock saw {:.3f} ms per call outside the reported times, the reference "
                                          "{:.3f} ms: the reported times leave out work",
                                          mine.overhead_ms(), ref.overhead_ms());
