@@ -142,8 +142,8 @@ void time_task(TaskReport& t, const RubricTask& rt, const Rubric& rubric, const 
     t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
                              fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt));
     for (const auto& r : t.perf.rows)
-        fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  credit {:3.0f}% {}\n", r.name, r.ms, r.ref_ms,
-                   100 * r.credit, r.flag);
+        fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  {} {}\n", r.name, r.ms, r.ref_ms,
+                   rt.perf.share > 0 ? fmt::format("credit {:3.0f}%", 100 * r.credit) : "(shown, not credited)", r.flag);
     if (!t.perf.note.empty()) fmt::print("  perf: {}\n", t.perf.note);
 }
 
@@ -169,7 +169,8 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         }
         t.note = "correctness not checked: --perf-only (a calibration run of the speed curve)";
         t.perf_share = rt.perf.share;
-        if (rt.perf.share > 0) time_task(t, rt, rubric, opt, logs);
+        t.perf_timed = rt.perf.timed;
+        if (rt.perf.timed) time_task(t, rt, rubric, opt, logs);
         if (!t.perf.gpu.empty()) g.gpu = t.perf.gpu;
         return;
     }
@@ -189,9 +190,10 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         fmt::print("{}\n", attn::case_line(cases[i].name, run.results[i]));
     }
     t.perf_share = rt.perf.share;
-    if (rt.perf.share > 0) {
+    t.perf_timed = rt.perf.timed;
+    if (rt.perf.timed) {
         if (!all_cases_passed(t)) {
-            t.perf.note = "not measured: performance credit needs every correctness case to pass";
+            t.perf.note = "not measured: a task's speed is timed only when every correctness case passed";
         } else {
             fmt::print("task {}: timing the submission and the reference (trusted measurement)\n", rt.id);
             std::fflush(stdout);

@@ -91,7 +91,7 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
     double total = 0;
     std::string source;
     const std::map<std::string, double> stored = stored_reference_times(reference_times, res.gpu, task, source);
-    const bool estimating = !mine.value("reference_timed", true);
+    const bool estimating = !mine.value("reference_timed", true) && spec.share > 0;  // share 0: nothing to estimate
     if (estimating)
         res.note = stored.empty()
                        ? fmt::format("the reference's runners are not here, and {} has no times for this GPU ({}): no "
@@ -113,6 +113,11 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
         // for the report only (Task 5's decode is bound by memory, Task 4 by arithmetic)
         row.bandwidth_bound = copy > 0 && sgemm > 0 ? row.bytes / copy > row.flops / (sgemm * 1e3) : row.flops == 0;
         if (m.contains("baselines")) row.baseline_ms = m.at("baselines").get<std::map<std::string, double>>();
+        if (m.contains("memory"))
+            for (const auto& [key, value] : m.at("memory").items()) {
+                if (value.is_number()) row.memory_bytes[key] = value.get<double>();
+                else if (key == "submission_error") row.memory_error = value.get<std::string>();
+            }
         row.ref_ms = m.value("ref_ms", 0.0);
         const double floor_ms = std::max(row.flops / (spec.peak_over_sgemm * sgemm * 1e9), row.bytes / (spec.peak_over_copy * copy * 1e6));
         if (m.contains("timing_flag")) {
@@ -126,6 +131,7 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
             row.flag = fmt::format("implausible: {:.3f} ms is under the roofline floor of {:.3f} ms for its FLOPs and "
                                    "bytes; flagged for review, not credited",
                                    row.ms, floor_ms);
+        } else if (spec.share == 0) {  // shown, not credited
         } else if (estimating) {
             const auto it = stored.find(row.name);
             if (it != stored.end()) {

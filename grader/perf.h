@@ -8,7 +8,8 @@
 namespace grader {
 
 struct PerfSpec {
-    double share = 0;          // of the task's points; 0 = no performance credit
+    bool timed = false;        // the rubric gives the task a "performance" entry: its shapes are timed and shown
+    double share = 0;          // of the task's points; 0 = shown, not credited (Task 2: its roofline)
     // The credit curve: (ratio to the reference's time, credit) points, ratio increasing, credit
     // not increasing; credit is the first point's at or below its ratio, the last point's at or
     // above its ratio, and linear in between (grader/rubric.json, set from the measured ladder).
@@ -25,6 +26,11 @@ struct PerfRow {
     bool bandwidth_bound = false;  // its byte floor (bytes / copy bandwidth) exceeds its FLOP floor: report GB/s
     int checked_calls = 0, failed_calls = 0;
     std::map<std::string, double> baseline_ms;  // other pipelines timed in the same process
+    // Task 4: device memory of one call, watched by the grader (timed.cpp): io_bytes (Q, K, V, O),
+    // flush_bytes (the timing's L2 flush), scores_bytes (the S×S scores, all heads), scores_slice_bytes,
+    // pipeline_peak_bytes (cuBLAS + softmax, in slices), submission_peak_bytes. Empty elsewhere.
+    std::map<std::string, double> memory_bytes;
+    std::string memory_error;  // why the submission's memory was not measured
     std::string flag;                           // why no credit (wrong output, implausibly fast, …)
     double estimate = -1;                       // >= 0: estimated credit against stored reference times (not credited)
 };

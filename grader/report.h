@@ -24,6 +24,7 @@ struct TaskReport {
     std::vector<std::string> flags;    // integrity problems (forbidden library, …): the task scores 0
     std::vector<CaseRow> cases;
     double perf_share = 0;             // of the points, from the rubric
+    bool perf_timed = false;           // the rubric times this task (share 0: shown, not credited)
     PerfResult perf;                   // empty rows: not measured (perf.note says why)
 };
 

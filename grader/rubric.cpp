@@ -24,6 +24,7 @@ Rubric load_rubric(const std::string& path) {
             RubricTask rt{t.at("id").get<int>(), t.at("title").get<std::string>(), t.at("points").get<double>(), {}, {}};
             if (t.contains("performance")) {
                 const auto& p = t.at("performance");
+                rt.perf.timed = true;
                 rt.perf.share = p.at("share");
                 if (p.contains("curve")) rt.perf.curve = p.at("curve").get<std::vector<std::pair<double, double>>>();
                 bool ok = rt.perf.share >= 0 && rt.perf.share <= 1 && !rt.perf.curve.empty();

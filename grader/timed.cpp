@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
 #include "common/cuda/digest.h"
+#include "common/cuda/memory_watch.h"
 #include "common/remote/runner.h"
 #include "common/seed.h"
 
@@ -36,13 +38,18 @@ struct Shape {
     // The course's speedups: a baseline timed here (trusted code, the same GPU, the same run).
     std::string baseline_name;
     std::function<double(Bencher&)> baseline_ms;
+    // Task 4's memory side by side: device bytes one call of the unfused pipeline takes (this process).
+    std::function<json()> pipeline_memory;
 };
+
+// Heads whose S×S scores fit in 1 GB (at least one): the unfused pipeline's slice.
+int heads_per_slice(int S) { return std::max(1, int((size_t(1) << 30) / (sizeof(float) * size_t(S) * S))); }
 
 // Attention over the heads of q, k, v (each BH·S·D) by the harness's oracle — cuBLAS GEMMs, TF32
 // off, and a softmax, materialising the scores — in slices of at most 1 GB of scores.
 void sliced_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int S, int D,
                    bool causal, DeviceBuffer<float>& scores) {
-    const int chunk = std::max(1, int((size_t(1) << 30) / (sizeof(float) * size_t(S) * S)));  // heads per 1 GB of scores
+    const int chunk = heads_per_slice(S);
     if (scores.size() < size_t(std::min(chunk, BH)) * S * S) scores = DeviceBuffer<float>(size_t(std::min(chunk, BH)) * S * S);
     const size_t head = size_t(S) * D;
     for (int bh = 0; bh < BH; bh += chunk)
@@ -59,6 +66,46 @@ double time_unfused_attention(Bencher& bench, CublasGemm& gemm, int BH, int S, i
     return bench.time([&] { sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), BH, S, D, causal, scores); },
                       BenchOptions{1, large ? 2 : 5, true})
         .median_ms;
+}
+
+// The device memory one call of the unfused pipeline takes at this shape, watched from this process:
+// the scores (in slices of at most 1 GB, as the baseline runs them) and whatever cuBLAS allocates.
+json pipeline_memory(CublasGemm& gemm, int BH, int S, int D, bool causal) {
+    const size_t n = size_t(BH) * S * D;
+    DeviceBuffer<float> q(n), k(n), v(n), o(n);
+    fill_normal(q.get(), n, 91), fill_normal(k.get(), n, 92), fill_normal(v.get(), n, 93);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    wait_for_device_memory_to_settle();
+    const double peak = device_memory_peak_during([&] {
+        DeviceBuffer<float> scores(1);
+        sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), BH, S, D, causal, scores);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the watcher samples every ~100 µs
+    });
+    const double all_scores = 4.0 * BH * double(S) * S;
+    return {{"pipeline_peak_bytes", peak}, {"scores_bytes", all_scores},
+            {"scores_slice_bytes", 4.0 * double(S) * S * std::min(BH, heads_per_slice(S))}};
+}
+
+// The device memory one timed call of the submission takes, watched from this process (the whole
+// GPU's used bytes) around a fresh runner's request: its q, k, v, o, the timing's L2-flush buffer and
+// whatever the kernel allocates. A first call at a tiny shape loads the kernels before the window
+// opens. Allocations the runner keeps between calls are not seen: Task 4's fused case (graded)
+// watches a first call at S = 32768.
+double runner_memory(const Shape& s, uint64_t seed) {
+    remote::stop_runner();
+    wait_for_device_memory_to_settle();
+    remote::Message warm;
+    warm.head = {{"op", "timed"}, {"args", {{"B", 1}, {"H", 1}, {"S", 128}, {"D", s.args.at("D")}, {"causal", false},
+                                            {"seed", seed}, {"warmup", 0}, {"reps", 1}}}};
+    remote::request(warm);
+    wait_for_device_memory_to_settle();
+    remote::Message req;
+    req.head = {{"op", "timed"}, {"args", s.args}};
+    req.head["args"]["seed"] = seed, req.head["args"]["warmup"] = 0, req.head["args"]["reps"] = 3;  // a window of ≥ 3 calls
+    const double peak = device_memory_peak_during([&] { remote::request(req); });
+    remote::stop_runner();
+    return peak;
 }
 
 struct Timed {
@@ -116,6 +163,7 @@ Shape flash_shape(CublasGemm& gemm, int B, int H, int S, int D, bool causal) {
     };
     s.baseline_name = "cuBLAS + softmax";
     s.baseline_ms = [&gemm, B, H, S, D, causal](Bencher& bench) { return time_unfused_attention(bench, gemm, B * H, S, D, causal); };
+    s.pipeline_memory = [&gemm, B, H, S, D, causal] { return pipeline_memory(gemm, B * H, S, D, causal); };
     return s;
 }
 
@@ -142,7 +190,55 @@ Shape decode_shape(CublasGemm& gemm, int B, int H, int L, int D) {
     return s;
 }
 
+// Task 2's softmax: 5 FLOPs an element (max, subtract, exp, sum, scale), the input read and the output
+// written once. Shown, not credited (grader/rubric.json): it puts Task 2 on the roofline.
+Shape softmax_shape(int rows, int cols) {
+    Shape s;
+    s.name = fmt::format("softmax rows={} cols={}", rows, cols);
+    s.args = {{"kind", "softmax"}, {"rows", rows}, {"cols", cols}};
+    s.out_n = size_t(rows) * cols;
+    s.flops = 5.0 * double(s.out_n), s.bytes = 2.0 * double(s.out_n) * 4;
+    s.warmup = 3, s.reps = 20;
+    s.oracle = [rows, cols, n = s.out_n](uint64_t seed) {
+        DeviceBuffer<float> x(n);
+        fill_normal(x.get(), n, seed);
+        softmax_oracle(x.get(), rows, cols);
+        return digest(x.get(), n);
+    };
+    return s;
+}
+
+// Task 2's GEMMs (C = A·B or A·Bᵀ, fp32), against cuBLAS SGEMM (TF32 off) on the same inputs.
+Shape gemm_shape(CublasGemm& gemm, bool nt, int M, int N, int K) {
+    Shape s;
+    s.name = fmt::format("{} M={} N={} K={}", nt ? "gemm_nt" : "gemm_nn", M, N, K);
+    s.args = {{"kind", nt ? "gemm_nt" : "gemm_nn"}, {"M", M}, {"N", N}, {"K", K}};
+    s.out_n = size_t(M) * N;
+    s.flops = 2.0 * M * double(N) * K, s.bytes = 4.0 * (double(M) * K + double(K) * N + double(M) * N);
+    s.warmup = 3, s.reps = 20;
+    auto run = [&gemm, nt, M, N, K](const float* a, const float* b, float* c) {
+        if (nt) gemm.nt(a, b, c, 1, M, N, K);
+        else gemm.nn(a, b, c, 1, M, N, K);
+    };
+    s.oracle = [run, M, N, K, n = s.out_n](uint64_t seed) {
+        DeviceBuffer<float> a(size_t(M) * K), b(size_t(K) * N), c(n);
+        fill_normal(a.get(), a.size(), seed), fill_normal(b.get(), b.size(), seed + 1);
+        run(a.get(), b.get(), c.get());
+        return digest(c.get(), n);
+    };
+    s.baseline_name = "cuBLAS SGEMM";
+    s.baseline_ms = [run, M, N, K](Bencher& bench) {
+        DeviceBuffer<float> a(size_t(M) * K), b(size_t(K) * N), c(size_t(M) * N);
+        fill_normal(a.get(), a.size(), 91), fill_normal(b.get(), b.size(), 92);
+        return bench.time([&] { run(a.get(), b.get(), c.get()); }).median_ms;
+    };
+    return s;
+}
+
 std::vector<Shape> shapes_of(int task, CublasGemm& gemm) {
+    if (task == 2)
+        return {gemm_shape(gemm, false, 4096, 4096, 4096), gemm_shape(gemm, true, 4096, 4096, 4096),
+                gemm_shape(gemm, false, 4095, 4097, 4093), softmax_shape(16384, 4096), softmax_shape(4000, 1000)};
     if (task == 4)
         return {flash_shape(gemm, 4, 32, 128, 128, false), flash_shape(gemm, 4, 32, 128, 128, true),
                 flash_shape(gemm, 64, 32, 4096, 128, false), flash_shape(gemm, 64, 32, 4096, 128, true)};
@@ -188,6 +284,17 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
     }
     row["checked_calls"] = checked, row["failed_calls"] = failed, row["reason"] = reason;
     if (s.baseline_ms) row["baselines"] = {{s.baseline_name, s.baseline_ms(bench)}};
+    if (s.pipeline_memory) {
+        json mem = s.pipeline_memory();
+        mem["io_bytes"] = s.bytes, mem["flush_bytes"] = 2.0 * double(device_info().l2_bytes);
+        remote::use_runner_dir(bin_dir);
+        try {
+            mem["submission_peak_bytes"] = runner_memory(s, seed ^ 0x3e3u);
+        } catch (const std::exception& e) {
+            mem["submission_error"] = e.what();
+        }
+        row["memory"] = mem;
+    }
     double total = 0;
     for (double ms : mine.ms) total += ms;
     if (total > mine.bracket_ms * 1.02 + 0.5)

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 GPU_TASKS=$(sed -n 's/^GPU_TASKS *:= *//p' Makefile)
 make --no-print-directory -j2 IMPL=reference all >/dev/null
 make --no-print-directory -j2 IMPL=skeleton all >/dev/null
-rm -rf carry build/carry && mkdir -p build/carry/reference build/carry/skeleton build/carry/controls carry
+rm -rf carry/gpu.tar.xz build/carry && mkdir -p build/carry/reference build/carry/skeleton build/carry/controls carry  # other folders in carry/ are left alone
 for t in $GPU_TASKS; do
   strip -o build/carry/reference/task$t build/reference/bin/task$t
   strip -o build/carry/skeleton/task$t build/skeleton/bin/task$t

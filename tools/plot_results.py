@@ -5,16 +5,19 @@
 
 Reads OUT_DIR/results.json (the grader's: per timed shape a test whose extra_data.state is
 "performance", with ms, reference_ms, tflops, gbps, baselines_ms) and writes into OUT_DIR:
-  roofline_task4.png, roofline_task5.png  the roofline of the run's measured ceilings (copy bandwidth,
+  roofline_task2.png, roofline_task4.png,
+  roofline_task5.png                      the roofline of the run's measured ceilings (copy bandwidth,
                                           cuBLAS SGEMM) with the submission's and the reference's time
                                           at every timed shape, at its arithmetic intensity (FLOPs / bytes)
-  speedups.png                            each shape's baseline time / the submission's time
+  speedups.png                            each shape's baseline time / the submission's time, and Task 6's
+                                          no-cache step / KV-cache step (its cases' metrics)
 and appends (or replaces) a "## Pictures" section of image links in OUT_DIR/Results.md.
 
 The ceilings come from results.json's top-level extra_data.ceilings ({"4": {"copy_gbps": …,
 "sgemm_tflops": …, "gpu": …}, …}) or, where it has none, from Results.md's line "…: ceilings measured
 in the same run: copy N GB/s, cuBLAS SGEMM N TFLOP/s." of the task's section.
-FLOPs and bytes per shape (parsed from its name, e.g. "B=64 H=32 S=4096 D=128 causal",
+FLOPs and bytes per shape: the grader's (each row's extra_data flops and bytes; Task 2's softmax counts 5
+FLOPs an element), else parsed from its name (e.g. "B=64 H=32 S=4096 D=128 causal",
 "decode B=1 H=32 L=1024 D=128"): Task 4 4·B·H·S²·D (halved when causal) over 4·B·H·S·D·4 bytes
 (Q, K, V, O); Task 5 4·B·H·L·D over 2·B·H·L·D·4 bytes (K and V read once).
 Without matplotlib: a note in Results.md instead, exit 0. Nothing timed: a note, exit 0.
@@ -24,7 +27,7 @@ import os
 import re
 import sys
 
-TASKS = (4, 5)
+TASKS = (2, 4, 5)
 SECTION = "## Pictures"
 CEILING_RE = re.compile(r"ceilings measured in the same run: copy ([\d.]+) GB/s, cuBLAS SGEMM ([\d.]+) TFLOP/s")
 
@@ -54,7 +57,7 @@ def flops_bytes(task, s):
 
 
 def short(name):
-    return name.replace("decode ", "").replace(" H=32", "").replace(" D=128", "")
+    return name.replace("decode ", "").replace(" H=32", "").replace(" D=128", "").replace("softmax rows=", "softmax ").replace(" cols=", "×")
 
 
 def perf_rows(results):
@@ -67,7 +70,23 @@ def perf_rows(results):
         task = int(x.get("task", 0))
         name = re.sub(r"^Task \d+: performance ", "", t.get("name", ""))
         rows.setdefault(task, []).append({"name": name, "ms": float(x["ms"]), "reference_ms": float(x.get("reference_ms") or 0),
-                                          "baselines_ms": {k: float(v) for k, v in (x.get("baselines_ms") or {}).items() if v}})
+                                          "baselines_ms": {k: float(v) for k, v in (x.get("baselines_ms") or {}).items() if v},
+                                          "flops": float(x.get("flops") or 0), "bytes": float(x.get("bytes") or 0)})
+    return rows
+
+
+def decode_step_rows(results):
+    """Task 6's cache-vs-recompute: per case that measured both (metrics "TBT median ms" and "no-cache
+    step ms"), a row whose time is the KV-cache step and whose baseline is the no-cache step."""
+    rows = []
+    for t in results.get("tests", []):
+        x = t.get("extra_data") or {}
+        m = x.get("metrics") or {}
+        if int(x.get("task", 0)) != 6 or not m.get("TBT median ms") or not m.get("no-cache step ms"):
+            continue
+        name = re.sub(r"^Task \d+: ", "", t.get("name", "")).split(",")[0]
+        rows.append({"name": name, "ms": float(m["TBT median ms"]), "reference_ms": 0.0,
+                     "baselines_ms": {"no cache (recompute every position)": float(m["no-cache step ms"])}})
     return rows
 
 
@@ -97,10 +116,13 @@ def roofline(plt, task, rows, ceil, path):
     colors = plt.get_cmap("tab10").colors
     pts, rates = [], []
     for i, r in enumerate(rows):
-        s = parse_shape(r["name"])
-        if s is None:
-            continue
-        fl, by = flops_bytes(task, s)
+        if r.get("flops") and r.get("bytes"):  # the grader's own count (results.json)
+            fl, by = r["flops"], r["bytes"]
+        else:
+            s = parse_shape(r["name"])
+            if s is None:
+                continue
+            fl, by = flops_bytes(task, s)
         ai = fl / by
         c = colors[i % len(colors)]
         rates.append(fl / (r["ms"] * 1e-3) / 1e12)
@@ -135,7 +157,7 @@ def roofline(plt, task, rows, ceil, path):
                 ha="right", va="bottom", fontsize=8, color="gray")
     ax.set_xlabel("arithmetic intensity (FLOP / byte of the shape's minimum traffic)")
     ax.set_ylabel("TFLOP/s (fp32)")
-    what = "FlashAttention forward" if task == 4 else "decode attention (K and V read once)"
+    what = {2: "softmax and GEMMs", 4: "FlashAttention forward"}.get(task, "decode attention (K and V read once)")
     ax.set_title(f"Task {task}: {what} — {ceil.get('gpu') or 'GPU'}", fontsize=11)
     ax.grid(True, which="both", alpha=0.25)
     # Legend: the shapes (colour) and what the markers are.
@@ -152,7 +174,8 @@ def roofline(plt, task, rows, ceil, path):
 
 
 def speedups(plt, rows_by_task, path):
-    panels = [(t, rows) for t, rows in sorted(rows_by_task.items()) if any(r["baselines_ms"] for r in rows)]
+    panels = [(t, [r for r in rows if r["baselines_ms"]]) for t, rows in sorted(rows_by_task.items())]
+    panels = [(t, rows) for t, rows in panels if rows]  # shapes with a baseline (Task 2: its GEMMs, against cuBLAS)
     if not panels:
         return False
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5.2), dpi=110, squeeze=False)
@@ -176,11 +199,14 @@ def speedups(plt, rows_by_task, path):
         if values and max(values) / max(min(values), 1e-9) > 20:
             ax.set_yscale("log")
         top = max(values) if values else 1
-        ax.set_ylim(top=top * (3 if ax.get_yscale() == "log" else 1.18))
+        ax.set_ylim(top=max(top, 1.0) * (3 if ax.get_yscale() == "log" else 1.18))  # the line at 1 always shows
+        if len(rows) == 1:  # one bar: keep it as narrow as the others panels' bars
+            ax.set_xlim(-2, 2)
         ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels([short(r["name"]).replace(" causal", "\ncausal") for r in rows], fontsize=8)
+        ax.set_xticklabels([short(r["name"]).replace(" causal", "\ncausal").replace(" M=", "\nM=") for r in rows], fontsize=8)
         ax.set_ylabel("speedup: baseline time / submission's time")
-        ax.set_title(f"Task {task}: the course's speedups", fontsize=11)
+        titles = {2: "your GEMMs against cuBLAS", 6: "a decode step, KV cache vs recompute"}
+        ax.set_title(f"Task {task}: " + titles.get(task, "the course's speedups"), fontsize=11)
         ax.legend(fontsize=8, loc="upper left")
         ax.grid(True, axis="y", alpha=0.25)
     fig.tight_layout()
@@ -211,7 +237,8 @@ def main(argv):
         results = json.load(f)
     md = open(md_path, encoding="utf-8").read() if os.path.exists(md_path) else ""
     rows = {t: r for t, r in perf_rows(results).items() if t in TASKS}
-    if not rows:
+    steps = decode_step_rows(results)
+    if not rows and not steps:
         write_section(md_path, "No timed shapes in this run (no GPU, or speed not measured): no pictures.")
         print("plot_results: no timed shapes: no pictures")
         return 0
@@ -236,9 +263,10 @@ def main(argv):
             lines.append(f"![Task {task}: roofline]({name})\n\nTask {task}: the roofline of the ceilings measured in this run "
                          "(filled: the submission; hollow: the reference; one colour per timed shape).")
             made.append(name)
-    if speedups(plt, rows, os.path.join(out, "speedups.png")):
+    if speedups(plt, {**rows, **({6: steps} if steps else {})}, os.path.join(out, "speedups.png")):
         lines.append("![The course's speedups](speedups.png)\n\nEach timed shape's baseline time over the submission's "
-                     "(above 1: the submission is faster).")
+                     "(above 1: the submission is faster); Task 6: a decode step with the KV cache against one that "
+                     "recomputes every position.")
         made.append("speedups.png")
     write_section(md_path, "\n\n".join(lines) if lines else "No pictures: nothing to plot.")
     print(f"plot_results: wrote {', '.join(made) if made else 'no pictures'} in {out}; Results.md: {SECTION}")

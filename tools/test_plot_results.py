@@ -69,7 +69,9 @@ class PlotTest(unittest.TestCase):
     def test_rows_and_ceilings(self):
         res = json.load(open(FIXTURE))
         rows = pr.perf_rows(res)
-        self.assertEqual(sorted(rows), [4, 5])
+        self.assertEqual(sorted(rows), [2, 4, 5])
+        self.assertEqual(len(rows[2]), 5)
+        self.assertGreater(rows[2][0]["flops"], 0)  # the grader's own count, used before the name's
         self.assertEqual(len(rows[4]), 4)
         self.assertEqual(len(rows[5]), 5)
         self.assertEqual(rows[4][0]["name"], "B=4 H=32 S=128 D=128")
@@ -79,12 +81,19 @@ class PlotTest(unittest.TestCase):
         self.assertEqual((c[4]["sgemm_tflops"], c[5]["copy_gbps"]), (51.3, 2933))
         self.assertEqual(c[5]["gpu"], "NVIDIA H100 80GB HBM3")
 
+    def test_task6_cache_vs_recompute(self):
+        steps = pr.decode_step_rows(json.load(open(FIXTURE)))
+        self.assertEqual(len(steps), 1)
+        self.assertEqual(steps[0]["name"], "course: 24 layers × 4096")
+        self.assertAlmostEqual(steps[0]["baselines_ms"]["no cache (recompute every position)"] / steps[0]["ms"], 1092 / 11.91)
+        self.assertEqual(pr.decode_step_rows({"tests": [{"name": "Task 6: x", "extra_data": {"task": 6, "metrics": {}}}]}), [])
+
     @unittest.skipUnless(have_matplotlib(), "matplotlib is not installed")
     def test_pictures(self):
         for attempt in range(2):  # twice: the section is replaced, not appended again
             p = run(self.dir)
             self.assertEqual(p.returncode, 0, p.stderr)
-        for name in ("roofline_task4.png", "roofline_task5.png", "speedups.png"):
+        for name in ("roofline_task2.png", "roofline_task4.png", "roofline_task5.png", "speedups.png"):
             path = os.path.join(self.dir, name)
             self.assertTrue(os.path.exists(path), name)
             with open(path, "rb") as f:

@@ -13,6 +13,9 @@ class CublasGemm;
 void attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int Sq, int Sk,
                       int D, bool causal, float* scores);
 
+// The same softmax over each row of x [rows, cols], in place (Task 2's timed softmax is checked against it).
+void softmax_oracle(float* x, int rows, int cols);
+
 // One query per (batch, head) against cache positions 0 … len−1, in double precision, the plainest
 // way: q [BH, D], caches [BH, max_seq, D] → o [BH, D]. `scores` holds BH·len doubles.
 void decode_oracle(const float* q, const float* k_cache, const float* v_cache, float* o, int BH, int max_seq, int len,
