@@ -55,7 +55,7 @@ class OnGpu(unittest.TestCase):
         kc, vc = torch.randn(B, H, L, D, device="cuda"), torch.randn(B, H, L, D, device="cuda")
         for lengths in (1, 257, L, [5, 300, 129], torch.tensor([7, 7, 7])):
             got = attnlab.decode(q, kc, vc, lengths)
-            per = lengths if isinstance(lengths, list) else [int(lengths)] * B
+            per = lengths.tolist() if isinstance(lengths, torch.Tensor) else lengths if isinstance(lengths, list) else [lengths] * B
             want = torch.cat([oracle(q[b:b + 1], kc[b:b + 1, :, :n], vc[b:b + 1, :, :n], False) for b, n in enumerate(per)])
             self.close(got, want, f"decode lengths={lengths}")
 
