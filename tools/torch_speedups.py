@@ -107,9 +107,14 @@ def try_time(timer, fn, reps, warm, need_bytes=0):
         torch.cuda.empty_cache()
 
 
+def words(note):
+    """A note as one Markdown table cell: one line, no column bars."""
+    return " ".join(str(note).split()).replace("|", "/")[:160]
+
+
 def cell(ms, mine):
     if isinstance(ms, str):
-        return ms
+        return words(ms)
     return f"{ms:.3f} ms ({ms / mine:.2f}×)" if isinstance(mine, float) else f"{ms:.3f} ms"
 
 
@@ -187,15 +192,15 @@ def task5_rows(timer, quick):
 
 def table(rows, intro):
     cols = ["attnlab"] + [n for n, _ in sdpa_backends()] + ["MHA"]
-    head = {"attnlab": "attnlab (yours)", "math": "SDPA math", "efficient": "SDPA efficient", "flash": "SDPA flash",
+    head = {"attnlab": "attnlab (the bridge)", "math": "SDPA math", "efficient": "SDPA efficient", "flash": "SDPA flash",
             "cuDNN": "SDPA cuDNN", "MHA": "nn.MultiheadAttention (+ projections)"}
     out = [HEADING, "", intro, "",
            "| shape | " + " | ".join(head[c] for c in cols) + " |", "|---|" + "---|" * len(cols)]
     for r in rows:
         mine = r["attnlab"]
-        cells = [f"{mine:.3f} ms" if isinstance(mine, float) else f"**{mine}**"] + [cell(r[c], mine) for c in cols[1:]]
+        cells = [f"{mine:.3f} ms" if isinstance(mine, float) else f"**{words(mine)}**"] + [cell(r[c], mine) for c in cols[1:]]
         out.append(f"| {r['shape']} | " + " | ".join(cells) + " |")
-    out += ["", "(×: that implementation's time over yours: above 1, yours is faster.)", ""]
+    out += ["", "(×: that implementation's time over the bridge's: above 1, the bridge's kernel is faster.)", ""]
     return "\n".join(out)
 
 
