@@ -8,6 +8,7 @@
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
+#   make python [IMPL=…]                            the Python bridge: build/<impl>/python/libattnlab.so (python/attnlab)
 #   make model | goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
@@ -96,14 +97,14 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: help all deps model goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps model python goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,11p' Makefile
+	@sed -n '3,12p' Makefile
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
@@ -209,6 +210,25 @@ $(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harn
 
 unit: $(BUILD)/bin/unit_tests
 	./$(BUILD)/bin/unit_tests
+
+# ---- the Python bridge (python/attnlab) ---------------------------------------------------------
+# build/<impl>/python/libattnlab.so: python/bridge.cpp's C interface over the student's Tasks 2, 4 and 5,
+# from the same sources the tests link, compiled again with -fPIC (objects under build/<impl>/python/).
+# CUDA's runtime is linked statically: the library needs only the driver, whatever CUDA torch carries.
+PY_BUILD    := $(BUILD)/python
+BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(TASK4_SRC) $(TASK5_SRC) task4/tuning.cpp \
+               common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
+BRIDGE_OBJ   = $(addprefix $(PY_BUILD)/,$(addsuffix .o,$(basename $(BRIDGE_SRC))))
+python: $(PY_BUILD)/libattnlab.so
+$(PY_BUILD)/libattnlab.so: $(BRIDGE_OBJ)
+	$(CXX) -shared -Wl,--no-undefined $^ -o $@ -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+	@echo "python: $@ (PYTHONPATH=python /usr/bin/python3 -c 'import attnlab')"
+$(PY_BUILD)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -fPIC $(SOLUTION_FLAG) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
+$(PY_BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC $(SOLUTION_FLAG) -c $< -o $@
 
 # ---- benchmarks (GPU) --------------------------------------------------------------------------
 # Task 4's baseline is Task 2's reference pipeline, whatever IMPL is.

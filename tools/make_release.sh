@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 KIT=build/release/attnlab-kit
 rm -rf "$KIT" "$KIT.tar.gz"
 mkdir -p "$KIT"
-git ls-files -z | grep -zvE '^(task[0-9]+/reference/|task[0-9]+/controls/|task[0-9]+/ladder/|tools/reference_times\.py$|grader/controls/|grader/controls\.json$|grader/exploits/|grader/exploits\.json$|tools/check_exploits\.py$|tools/(check_controls\.py|class_samples\.sh|pack_gpu\.sh|gpu_session\.sh|make_release\.sh|check_release\.sh|check_batch\.sh|batch_grade\.py|kit_README\.md|torch_course_shapes\.py|check_kit_docs\.py|kit_docs_allow\.txt)$|tools/gradescope/|docs/runs/)' \
+git ls-files -z | grep -zvE '^(task[0-9]+/reference/|task[0-9]+/controls/|task[0-9]+/ladder/|tools/reference_times\.py$|grader/controls/|grader/controls\.json$|grader/exploits/|grader/exploits\.json$|tools/check_exploits\.py$|tools/(check_controls\.py|class_samples\.sh|pack_gpu\.sh|gpu_session\.sh|make_release\.sh|check_release\.sh|check_batch\.sh|batch_grade\.py|kit_README\.md|torch_course_shapes\.py|check_kit_docs\.py|kit_docs_allow\.txt|bridge_gpu_check\.sh)$|tools/gradescope/|docs/runs/)' \
   | xargs -0 cp --parents -t "$KIT"
 cp tools/kit_README.md "$KIT/README.md"
 tar -C build/release -czf "$KIT.tar.gz" attnlab-kit

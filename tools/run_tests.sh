@@ -2,9 +2,9 @@
 # run_tests.sh — everything `make test` (and so CI) checks, in order, with one summary line.
 #
 # deps → goldens → skeleton drift → build both sides → harness unit tests → profile-summary parser and
-# result pictures (fixtures) → make profile/sanitize-task4 (run, or skipped without a GPU) → reference tests
-# (must pass) → skeleton tests (must fail cleanly, naming each TODO) → grader on both sides →
-# negative controls → exploit suite → the student kit. A step that fails is counted and the run goes on; exit 1 if any failed.
+# result pictures (fixtures) → the Python bridge (python/tests: its checks on the CPU; on a GPU, or skipped) →
+# make profile/sanitize-task4 (run, or skipped without a GPU) → reference tests (must pass) → skeleton tests
+# (must fail cleanly, naming each TODO) → grader on both sides → negative controls → exploit suite → the student kit. A step that fails is counted and the run goes on; exit 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MAKE="make --no-print-directory"
@@ -67,6 +67,7 @@ if ! ls task*/reference >/dev/null 2>&1; then
   step "task7 tokenizer = tiktoken, checkpoint checks" ./build/skeleton/bin/task7_cpu_tests
   step "profile summary: ncu CSV parser (fixture)" $PY tools/test_profile_summary.py
   step "pictures of a run: results.json fixture" $PY tools/test_plot_results.py
+  step "python bridge: checks, torch op, make python" $PY python/tests/test_bridge.py
   step "grade (writes Results.md)" $MAKE grade OUT=build/grade
   echo "test: $passed passed, $failed failed, $skipped skipped"
   [ $failed -eq 0 ]; exit
@@ -81,6 +82,8 @@ step "harness unit tests" ./build/reference/bin/unit_tests
 step "task7 tokenizer = tiktoken, checkpoint checks" ./build/reference/bin/task7_cpu_tests
 step "profile summary: ncu CSV parser (fixture)" $PY tools/test_profile_summary.py
 step "pictures of a run: results.json fixture" $PY tools/test_plot_results.py
+step "python bridge: checks, torch op, make python" $PY python/tests/test_bridge.py
+step "python bridge on the GPU (or skip)" env ATTNLAB_IMPL=reference $PY python/tests/test_bridge_gpu.py
 step "make profile-task4, sanitize-task4 (GPU or skip)" gpu_tools_run_or_skip reference
 step "make model (smoke: 20 training steps)" $MAKE model MODEL_DIR=build/model-smoke MODEL_ARGS="--steps 20"
 for t in $CPU_TASKS; do

@@ -1,0 +1,143 @@
+"""Argument checks of the bridge's functions: each failure raises TypeError or ValueError naming the
+argument and the problem, before anything reaches a kernel. Pure torch: they run on the CPU, with
+neither the library nor a GPU (tests/test_bridge.py tests each one).
+
+The order is the same everywhere: a tensor at all, dtype, rank and shape, contiguity, then the
+device last, so that every check but the device one can be seen with CPU tensors.
+"""
+import operator
+
+import torch
+
+HEAD_DIMS = (32, 64, 96, 128)  # what Tasks 4 and 5 compile (task4/task4.h, task5/task5.h)
+INT_MAX = 2**31 - 1  # the C interface passes sizes as int
+
+
+def tensor(name, x, rank=None, layout=""):
+    """x must be a float32 tensor of `rank` dimensions (`layout` words them), contiguous."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if x.dtype != torch.float32:
+        raise TypeError(f"{name}: dtype is {x.dtype}; attnlab's kernels take torch.float32 (convert with .float())")
+    if rank is not None and x.dim() != rank:
+        raise ValueError(f"{name}: has {x.dim()} dimensions {tuple(x.shape)}; expected {rank}{' ' + layout if layout else ''}")
+    if rank is None and x.dim() == 0:
+        raise ValueError(f"{name}: is a 0-dimensional tensor; expected at least one dimension")
+    if any(s > INT_MAX for s in x.shape):
+        raise ValueError(f"{name}: a dimension of {tuple(x.shape)} exceeds 2^31 - 1, the kernels' int sizes")
+    if not x.is_contiguous():
+        raise ValueError(f"{name}: is not contiguous (shape {tuple(x.shape)}, strides {x.stride()}); pass {name}.contiguous()")
+    if torch.is_grad_enabled() and x.requires_grad:
+        raise ValueError(f"{name}: requires grad, but attnlab's kernels have no backward; "
+                         f"call under torch.no_grad() or pass {name}.detach()")
+
+
+def same_device(names, tensors):
+    """All on one CUDA device; returns its index."""
+    first = tensors[0]
+    for name, x in zip(names, tensors):
+        if x.device.type != "cuda":
+            raise ValueError(f"{name}: is on {x.device}; attnlab's kernels need a CUDA tensor (move it with .cuda())")
+        if x.device != first.device:
+            raise ValueError(f"{name}: is on {x.device} but {names[0]} is on {first.device}; put them on one device")
+    return first.device.index if first.device.index is not None else torch.cuda.current_device()
+
+
+def head_dim(name, D):
+    if D not in HEAD_DIMS:
+        raise ValueError(f"{name}: head_dim (last dimension) is {D}; the kernels support {', '.join(map(str, HEAD_DIMS))}")
+
+
+def attention(q, k, v, causal):
+    """q [B, H, Sq, D], k and v [B, H, Sk, D], all on one CUDA device; returns its index."""
+    attention_shapes(q, k, v, causal)
+    return same_device(("q", "k", "v"), (q, k, v))
+
+
+def attention_shapes(q, k, v, causal):
+    """Everything attention() checks but the device (the custom op's fake kernel runs this on meta tensors)."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        tensor(name, x, 4, "[batch, heads, seq, head_dim]")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+    B, H, _, D = q.shape
+    if k.shape != v.shape:
+        raise ValueError(f"k and v: shapes differ, {tuple(k.shape)} and {tuple(v.shape)}; both are [batch, heads, Sk, head_dim]")
+    if (k.shape[0], k.shape[1], k.shape[3]) != (B, H, D):
+        raise ValueError(f"k: shape {tuple(k.shape)} does not fit q's {tuple(q.shape)}: batch, heads and head_dim must "
+                         f"match (only the sequence length may differ)")
+    head_dim("q", D)
+    if k.shape[2] == 0:
+        raise ValueError("k: has 0 keys (Sk = 0): nothing to attend to")
+
+
+def decode(q, k_cache, v_cache, lengths):
+    """q [B, H, 1, D], caches [B, H, max_seq, D]; returns (device, [length per batch row])."""
+    tensor("q", q, 4, "[batch, heads, 1, head_dim]")
+    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
+        tensor(name, x, 4, "[batch, heads, max_seq, head_dim]")
+    B, H, one, D = q.shape
+    if one != 1:
+        raise ValueError(f"q: shape {tuple(q.shape)} has {one} queries; decode takes one per sequence, [batch, heads, 1, head_dim]")
+    if k_cache.shape != v_cache.shape:
+        raise ValueError(f"k_cache and v_cache: shapes differ, {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
+    if (k_cache.shape[0], k_cache.shape[1], k_cache.shape[3]) != (B, H, D):
+        raise ValueError(f"k_cache: shape {tuple(k_cache.shape)} does not fit q's {tuple(q.shape)}: batch, heads and "
+                         f"head_dim must match")
+    head_dim("q", D)
+    per_row = lengths_list(lengths, B, k_cache.shape[2])
+    return same_device(("q", "k_cache", "v_cache"), (q, k_cache, v_cache)), per_row
+
+
+def lengths_list(lengths, B, max_seq):
+    """`lengths`: one int for every sequence, or B of them (a list, tuple or 1-D integer tensor)."""
+    if isinstance(lengths, torch.Tensor):
+        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool or lengths.dtype.is_complex:
+            raise TypeError(f"lengths: dtype is {lengths.dtype}; expected integers")
+        if lengths.dim() > 1:
+            raise ValueError(f"lengths: has {lengths.dim()} dimensions; expected an int or one per sequence, [batch]")
+        values = lengths.reshape(-1).tolist()
+        if lengths.dim() == 0:
+            values = values * B
+    elif isinstance(lengths, (list, tuple)):
+        values = list(lengths)
+    else:
+        values = [lengths] * B
+    for x in values:
+        if isinstance(x, bool) or not hasattr(x, "__index__"):
+            raise TypeError(f"lengths: {x!r} is a {type(x).__name__}; expected ints")
+    values = [operator.index(x) for x in values]
+    if len(values) != B:
+        raise ValueError(f"lengths: {len(values)} given for a batch of {B}; give one int or one per sequence")
+    for b, n in enumerate(values):
+        if n < 1 or n > max_seq:
+            raise ValueError(f"lengths: {n} (sequence {b}) is outside 1 … max_seq ({max_seq}), the cache's third dimension")
+    return values
+
+
+def softmax(x):
+    tensor("x", x)
+    if x.shape[-1] == 0:
+        raise ValueError(f"x: last dimension is 0 (shape {tuple(x.shape)}); softmax needs at least one column")
+    return same_device(("x",), (x,))
+
+
+def gemm(a, b, transpose_b):
+    """a [M, K] or [batch, M, K]; b [K, N] or [batch, K, N] ([N, K] / [batch, N, K] with transpose_b)."""
+    tensor("a", a)
+    tensor("b", b)
+    if not isinstance(transpose_b, bool):
+        raise TypeError(f"transpose_b: expected a bool, got {type(transpose_b).__name__}")
+    if a.dim() not in (2, 3):
+        raise ValueError(f"a: has {a.dim()} dimensions {tuple(a.shape)}; expected [M, K] or [batch, M, K]")
+    if b.dim() != a.dim():
+        raise ValueError(f"b: has {b.dim()} dimensions {tuple(b.shape)} but a has {a.dim()}; both batched or neither")
+    if a.dim() == 3 and a.shape[0] != b.shape[0]:
+        raise ValueError(f"b: batch {b.shape[0]} differs from a's {a.shape[0]}")
+    K = a.shape[-1]
+    Kb, N = (b.shape[-1], b.shape[-2]) if transpose_b else (b.shape[-2], b.shape[-1])
+    if Kb != K:
+        want = "[N, K]" if transpose_b else "[K, N]"
+        raise ValueError(f"b: shape {tuple(b.shape)} does not fit a's {tuple(a.shape)}: b is {want} with K = {K} "
+                         f"(a's last dimension)")
+    return same_device(("a", "b"), (a, b)), N

@@ -1,0 +1,103 @@
+"""The bridge's functions on torch tensors: attention (Task 4), decode (Task 5), softmax and gemm (Task 2).
+
+    import attnlab                                  # PYTHONPATH=python; make python IMPL=… first
+    o = attnlab.attention(q, k, v, causal=True)     # q [B, H, Sq, D], k, v [B, H, Sk, D], float32, CUDA
+
+Every function checks its arguments first (TypeError / ValueError naming the argument), allocates
+its output with torch on the inputs' device, and calls the student's (or the reference's) kernel
+through libattnlab.so; an error the C++ side reports (a TODO not written yet, a CUDA error) is
+raised as RuntimeError with its message. The kernels run on the legacy default stream, ordered with
+torch's current stream (see _streams.py): results are safe to use on the current stream at once,
+without a host synchronisation. Nothing here computes gradients (inputs that require grad are
+refused).
+"""
+import torch
+
+from . import _checks, _library
+from ._streams import ordered_with_current_stream
+
+
+def attention(q, k, v, causal=False):
+    """softmax(q kᵀ / √D) v with Task 4's fused kernel (task4::flash_attention_forward).
+
+    q: [B, H, Sq, D]; k, v: [B, H, Sk, D] (Sq ≠ Sk allowed); float32, contiguous, one CUDA device;
+    D ∈ {32, 64, 96, 128}. causal: key j is visible to query i iff j ≤ i + (Sk − Sq), bottom-right
+    aligned as in FlashAttention (the usual lower triangle when Sq == Sk; with Sq > Sk the first
+    Sq − Sk rows see no key and are 0). Note torch's scaled_dot_product_attention(is_causal=True)
+    aligns top-left when Sq ≠ Sk. Returns o [B, H, Sq, D].
+    """
+    device = _checks.attention(q, k, v, causal)
+    B, H, Sq, D = q.shape
+    o = torch.empty_like(q)
+    if B * H * Sq == 0:
+        return o
+    with ordered_with_current_stream(q.device):
+        _library.call("attention", device, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                      B, H, Sq, k.shape[2], D, int(causal))
+    return o
+
+
+def decode(q, k_cache, v_cache, lengths):
+    """One decode step of Task 5 (task5::decode_attention): o = softmax(q·Kᵀ/√D)·V over cache positions 0 … len−1.
+
+    q: [B, H, 1, D]; k_cache, v_cache: [B, H, max_seq, D]; float32, contiguous, one CUDA device.
+    lengths: how many cache positions are valid, 1 ≤ len ≤ max_seq: one int for the whole batch (as
+    Task 5's interface), or one per sequence (list, tuple or 1-D integer tensor; a tensor is read to
+    the host) — then the kernel runs once per sequence. Returns o [B, H, 1, D].
+    """
+    device, per_row = _checks.decode(q, k_cache, v_cache, lengths)
+    B, H, _, D = q.shape
+    max_seq = k_cache.shape[2]
+    o = torch.empty_like(q)
+    if B * H == 0:
+        return o
+    with ordered_with_current_stream(q.device):
+        if len(set(per_row)) == 1:
+            _library.call("decode", device, q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), o.data_ptr(),
+                          B, H, max_seq, per_row[0], D)
+        else:  # Task 5 takes one length: one call per sequence, each on its own rows of q, caches and o
+            for b, n in enumerate(per_row):
+                _library.call("decode", device, q[b].data_ptr(), k_cache[b].data_ptr(), v_cache[b].data_ptr(),
+                              o[b].data_ptr(), 1, H, max_seq, n, D)
+    return o
+
+
+def softmax(x):
+    """Softmax over the last dimension with Task 2's kernel (task2::softmax_batched); any rank ≥ 1."""
+    device = _checks.softmax(x)
+    out = torch.empty_like(x)
+    cols = x.shape[-1]
+    rows = x.numel() // cols
+    if rows == 0:
+        return out
+    with ordered_with_current_stream(x.device):
+        _library.call("softmax", device, x.data_ptr(), out.data_ptr(), rows, cols)
+    return out
+
+
+def gemm(a, b, transpose_b=False):
+    """a @ b with Task 2's tiled GEMMs: gemm_nn, or gemm_nt (a @ bᵀ) with transpose_b=True.
+
+    a: [M, K] or [batch, M, K]; b: [K, N] / [batch, K, N] ([N, K] / [batch, N, K] with
+    transpose_b); float32, contiguous, one CUDA device. Returns [M, N] or [batch, M, N].
+    """
+    device, N = _checks.gemm(a, b, transpose_b)
+    batched = a.dim() == 3
+    batch = a.shape[0] if batched else 1
+    M, K = a.shape[-2], a.shape[-1]
+    c = torch.empty(((batch,) if batched else ()) + (M, N), dtype=a.dtype, device=a.device)
+    if batch * M * N == 0:
+        return c
+    if K == 0:
+        return c.zero_()
+    with ordered_with_current_stream(a.device):
+        _library.call("gemm_nt" if transpose_b else "gemm_nn", device, a.data_ptr(), b.data_ptr(), c.data_ptr(),
+                      batch, M, N, K)
+    return c
+
+
+def synchronize(device=None):
+    """Waits for the bridge's kernels on `device` (default: torch's current one); a fault inside one
+    raises RuntimeError with CUDA's message (otherwise it would surface at torch's next synchronising call)."""
+    d = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
+    _library.synchronize(d.index if d.index is not None else torch.cuda.current_device())
