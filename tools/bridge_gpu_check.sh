@@ -6,7 +6,7 @@
 #           /usr/bin/python3 tools/train_model.py --write-tokens build/kjv-tokens.pt   # only for `train`
 #   carry:  build/  (the library; build/kjv-tokens.pt for `train`; models/kjv-gpt2 too, if you have it, for the HF check)
 #   there:  [RESULTS=path/to/Results.md] bash tools/bridge_gpu_check.sh     # ≈ 4 minutes
-#           [MINUTES=6] bash tools/bridge_gpu_check.sh train                # `make model` on the GPU, ≈ 8 minutes
+#           [MINUTES=5] bash tools/bridge_gpu_check.sh train                # `make model` on the GPU, ≈ 6 minutes
 #
 # Checks: python/tests/test_bridge_gpu.py (attention incl. causal, Sq ≠ Sk, S = 1/127/129, D = 32…128;
 # decode; softmax; gemm; the torch operator under torch.compile; a side stream) against float64 torch;
@@ -32,7 +32,7 @@ note "gpu: $(tail -n 1 "$OUT/gpu.txt"); $($PY -c 'import torch, sys; print("torc
 
 if [ "${1:-}" = train ]; then
   [ -f build/kjv-tokens.pt ] || { note "no build/kjv-tokens.pt: make it with tools/train_model.py --write-tokens and carry build/"; exit 1; }
-  timeout 900 $PY tools/train_model.py --out models/kjv-gpt2-gpu --tokens build/kjv-tokens.pt --minutes "${MINUTES:-6}" \
+  timeout 900 $PY tools/train_model.py --out models/kjv-gpt2-gpu --tokens build/kjv-tokens.pt --minutes "${MINUTES:-5}" \
     > "$OUT/train.log" 2>&1
   note "train_model (GPU): exit $? — $(grep -m1 'on the CUDA' "$OUT/train.log" | cut -c1-160)"
   note "$(grep 'stopped after\|keeping step' "$OUT/train.log" | tr '\n' ' ')"
