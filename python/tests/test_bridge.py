@@ -253,5 +253,24 @@ except RuntimeError as e:
             self.assertTrue(hasattr(lib, name), name)
 
 
+class SpeedupsIntoResults(unittest.TestCase):
+    """tools/torch_speedups.py's tables go into the Task 4 and Task 5 sections of a graded Results.md,
+    replacing an earlier run's, leaving the rest as it was."""
+
+    def test_put_section(self):
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        import torch_speedups as ts
+        md = "# Results\n\n## Task 4 — fused (4 / 4)\n\n| case |\n\n## Task 5 — decode (4 / 4)\n\ntext 5\n\n## Pictures\n"
+        once = ts.put_section(md, 4, ts.HEADING + "\n\nrun 1")
+        twice = ts.put_section(once, 4, ts.HEADING + "\n\nrun 2")
+        self.assertEqual(twice.count(ts.HEADING), 1)
+        self.assertIn("run 2", twice)
+        self.assertNotIn("run 1", twice)
+        self.assertLess(twice.index("| case |"), twice.index(ts.HEADING))
+        self.assertLess(twice.index(ts.HEADING), twice.index("## Task 5"))
+        self.assertTrue(twice.endswith("text 5\n\n## Pictures\n"))
+        self.assertIsNone(ts.put_section(md, 6, "x"))  # no Task 6 section: nothing written
+
+
 if __name__ == "__main__":
     unittest.main()
