@@ -5,6 +5,7 @@
 #   make bench-task2 | bench-task4 | bench-task5 | bench-task6   benchmarks (GPU); tune-task4 (course repository only)
 #   make profile-task2 | profile-task4 | profile-task5              Nsight Compute on your kernel: a summary + the .ncu-rep (GPU)
 #   make sanitize-task2 | sanitize-task4 | sanitize-task5           compute-sanitizer on your kernels' small shapes (GPU)
+#   make task4-bf16 [IMPL=…] [SUITE=…] | bench-task4-bf16   Task 4's bf16 bonus: its tests (GPU) | TFLOP/s
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
@@ -97,6 +98,7 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
+.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16
 .PHONY: help all deps model python goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
@@ -229,6 +231,37 @@ $(PY_BUILD)/%.o: %.cpp
 $(PY_BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC $(SOLUTION_FLAG) -c $< -o $@
+
+# ---- Task 4's bf16 bonus (task4/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
+# Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
+TASK4B_CASES := task4/cases_bf16.cpp task4/remote.cpp
+$(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_bf16.cpp $(TASK4B_CASES)) \
+                         $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+task4-bf16:
+	@bash tools/install_deps.sh --packages-only
+	@$(MAKE) --no-print-directory goldens-if-stale-task4
+	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_bf16 $(RUNNER_BIN_DIR)/runner_task4
+	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16
+
+$(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4/bench_task4_bf16.cpp task4/bf16_convert.cu) $(HARNESS_OBJ) \
+                               $(call obj_impl,$(TASK4_SRC))
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
+	./$(BUILD)/bin/bench_task4_bf16 $(ARGS)
+
+# The bf16 ladder (course staff): every rung of task4/ladder/bf16 beside the reference.
+build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench_ladder_bf16.cpp task4/ladder/bf16/wmma_bf16.cu \
+                                       task4/bf16_convert.cu) $(HARNESS_OBJ) build/reference/task4/reference/flash_attention_bf16.o
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+ladder-task4-bf16: build/reference/bin/ladder_task4_bf16
+	./$< $(ARGS)
 
 # ---- benchmarks (GPU) --------------------------------------------------------------------------
 # Task 4's baseline is Task 2's reference pipeline, whatever IMPL is.

@@ -6,6 +6,7 @@
 #include "common/cuda/timed_calls.h"
 #include "common/remote/serve.h"
 #include "task4/task4.h"
+#include "task4/task4_bf16.h"
 
 namespace attn::remote {
 
@@ -14,6 +15,11 @@ Handlers task_handlers() {
         {"flash_attention_forward", [](Call& c) {
              task4::flash_attention_forward(c.p(0), c.p(1), c.p(2), c.p(3), c.i("B"), c.i("H"), c.i("Sq"), c.i("Sk"), c.i("D"),
                                             c.b("causal"));
+         }},
+        {"flash_attention_forward_bf16", [](Call& c) {  // the bf16 bonus: each float word holds two bf16
+             auto b = [&](size_t i) { return reinterpret_cast<__nv_bfloat16*>(c.p(i)); };
+             task4::flash_attention_forward_bf16(b(0), b(1), b(2), b(3), c.i("B"), c.i("H"), c.i("Sq"), c.i("Sk"), c.i("D"),
+                                                 c.b("causal"));
          }},
         {"generated_inputs", [](Call& c) {  // q, k, v from seeds; returns o
              const int B = c.i("B"), H = c.i("H"), S = c.i("S"), D = c.i("D");

@@ -202,6 +202,30 @@ def make_task4(w):
     task4_case(w, "bh1_s513_d128", 1, 1, 513, 513, 128, False)
     task4_case(w, "cross_q100_k300_d64", 2, 2, 100, 300, 64, False)
     task4_case(w, "cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True)
+    make_task4_bf16(w)
+
+
+def task4_bf16_case(w, name, B, H, Sq, Sk, D, causal):
+    """Task 4's bf16 bonus: bf16 inputs (stored as the float32 values they are), attention in float64 from them.
+    A query row that sees no key (causal with Sq > Sk) gets zeros, as the interface says."""
+    g = w.generator(name)
+    q = torch.randn(B, H, Sq, D, generator=g).bfloat16().float()
+    k, v = (torch.randn(B, H, Sk, D, generator=g).bfloat16().float() for _ in range(2))
+    out = torch.nan_to_num(sdpa64(q.double(), k.double(), v.double(), causal), nan=0.0)
+    # the element-wise bound of task4/README.md ("Bonus: bf16 on tensor cores"); cases_bf16.cpp adds a relative L2 bound
+    w.save("task4", name, dict(q=q, k=k, v=v, out=out), 4e-3, 1.6e-2, B=B, H=H, Sq=Sq, Sk=Sk, D=D, causal=causal)
+
+
+def make_task4_bf16(w):
+    for causal in (False, True):
+        task4_bf16_case(w, "bf16_b2_h4_s256_d128" + ("_causal" if causal else ""), 2, 4, 256, 256, 128, causal)
+    task4_bf16_case(w, "bf16_s1_d64_causal", 2, 3, 1, 1, 64, True)
+    task4_bf16_case(w, "bf16_s127_d128_causal", 1, 4, 127, 127, 128, True)
+    task4_bf16_case(w, "bf16_s129_d64", 2, 2, 129, 129, 64, False)
+    task4_bf16_case(w, "bf16_bh1_s1000_d128", 1, 1, 1000, 1000, 128, False)
+    task4_bf16_case(w, "bf16_cross_q100_k300_d64", 2, 2, 100, 300, 64, False)
+    task4_bf16_case(w, "bf16_cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True)
+    task4_bf16_case(w, "bf16_cross_q300_k100_d64_causal", 1, 2, 300, 100, 64, True)  # rows 0-199 see no key
 
 
 # --- Task 5: KV cache and decode ---------------------------------------------------------------------
