@@ -234,7 +234,8 @@ $(PY_BUILD)/%.o: %.cu
 
 # ---- Task 4's bf16 bonus (task4/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
 # Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
-TASK4B_CASES := task4/cases_bf16.cpp task4/remote.cpp
+TASK4_BONUS_CASES := task4/cases_bf16.cpp
+TASK4B_CASES := $(TASK4_BONUS_CASES) task4/remote.cpp
 $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_bf16.cpp $(TASK4B_CASES)) \
                          $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4
 	@mkdir -p $(dir $@)
@@ -373,7 +374,8 @@ GRADER_BIN ?= $(BUILD)/bin/grader
 RUNNERS = $(foreach t,$(TASKS),$(RUNNER_BIN_DIR)/runner_task$(t))
 # The grader links no student object: it runs each task's runner (beside it, or --runner-dir).
 $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
-               $(sort $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_EXTRA) $(call task_proxy_src,$(t))))) \
+               $(sort $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_BONUS_CASES) $(TASK$(t)_EXTRA) \
+                                                 $(call task_proxy_src,$(t))))) \
                $(HARNESS_OBJ) | $(RUNNERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)

@@ -176,13 +176,14 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
     }
     const auto cases = def.cases();
     const TaskRun run =
-        run_isolated(def, {rubric.case_timeout_s, rubric.memory_limit_mb, fmt::format("{}/task{}.log", logs, rt.id)});
+        run_isolated(def, {rubric.case_timeout_s, rubric.memory_limit_mb,
+                           fmt::format("{}/{}.log", logs, rt.bonus.empty() ? fmt::format("task{}", rt.id) : "bonus" + rt.bonus)});
     if (!run.device.empty()) g.gpu = run.device;
     if (!run.not_run.empty()) {
         if (g.gpu.rfind("none", 0) == 0) g.gpu = "none: " + run.not_run;
         t.status = "not run";
         t.note = run.not_run;
-        fmt::print("task {}: not run: {}\n", rt.id, run.not_run);
+        fmt::print("{}: not run: {}\n", rt.bonus.empty() ? fmt::format("task {}", rt.id) : "bonus " + rt.bonus, run.not_run);
         return;
     }
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -239,34 +240,40 @@ int main(int argc, char** argv) {
     mkdir(logs.c_str(), 0755);
 
     GradeReport g{rubric.course, opt.impl, now_utc(), hostname(), "none used", ensure_seed(), attn::remote::sandbox_description(),
-                  {}, true, {}};
+                  {}, true, {}, {}};
     fmt::print("GRADER_SEED={} (fresh inputs; set it to reproduce this run)\n", g.seed);
     g.edited_files = edited_protected_files(opt.root);
     g.edited_scores_zero = rubric.edited_harness_scores_zero;
     if (!g.edited_files.empty()) fmt::print("harness edited: {}\n", fmt::join(g.edited_files, ", "));
 
-    for (const RubricTask& rt : rubric.tasks) {
-        if (!opt.only.empty() && !opt.only.count(rt.id)) continue;
+    // A task (or a bonus part: its key, e.g. "4b"), graded when the build has it.
+    auto grade_one = [&](const RubricTask& rt, const std::vector<TaskDef>& built) {
         TaskReport t;
-        t.id = rt.id, t.title = rt.title, t.points = rt.points, t.status = "graded";
-        const auto& built = built_tasks();
-        auto def = std::find_if(built.begin(), built.end(), [&](const TaskDef& d) { return d.id == rt.id; });
+        t.id = rt.id, t.bonus = rt.bonus, t.title = rt.title, t.points = rt.points, t.status = "graded";
+        const std::string label = rt.bonus.empty() ? fmt::format("task {}", rt.id) : "bonus " + rt.bonus;
+        auto def = std::find_if(built.begin(), built.end(), [&](const TaskDef& d) { return d.id == rt.id && d.bonus == rt.bonus; });
         if (def == built.end()) {
             t.status = "not available";
-            t.note = "this task is not part of the build yet";
-            fmt::print("task {}: not available\n", rt.id);
+            t.note = "this part is not in the build yet";
+            fmt::print("{}: not available\n", label);
         } else {
-            fmt::print("task {}: {}\n", rt.id, rt.title);
+            fmt::print("{}: {}\n", label, rt.title);
             std::fflush(stdout);
             grade_task(t, *def, rt, rubric, opt, g, logs);
             score_task(t);
-            fmt::print("task {}: {:.2f} / {:.0f}{}\n", rt.id, t.score, t.points,
+            fmt::print("{}: {:.2f} / {:.0f}{}\n", label, t.score, t.points,
                        t.flags.empty() ? "" : fmt::format("  FLAGGED: {}", fmt::join(t.flags, "; ")));
         }
-        g.tasks.push_back(t);
-    }
+        return t;
+    };
+    for (const RubricTask& rt : rubric.tasks)
+        if (opt.only.empty() || opt.only.count(rt.id)) g.tasks.push_back(grade_one(rt, built_tasks()));
+    // Bonus parts: graded with their task (--task 4 grades 4b too); not in a calibration run (--perf-only).
+    for (const RubricTask& rt : rubric.bonus)
+        if ((opt.only.empty() || opt.only.count(rt.id)) && !opt.perf_only) g.bonus.push_back(grade_one(rt, built_bonus_parts()));
     write_results_md(g, opt.out + "/Results.md");
     write_results_json(g, opt.out + "/results.json");
-    fmt::print("score {:.2f} / {:.0f} — wrote {}/Results.md and results.json\n", total_score(g), max_score(g), opt.out);
+    fmt::print("score {:.2f} / {:.0f}{} — wrote {}/Results.md and results.json\n", total_score(g), max_score(g),
+               g.bonus.empty() ? "" : fmt::format(" (bonus {:.2f} apart)", bonus_score(g)), opt.out);
     return 0;
 }

@@ -155,10 +155,46 @@ double total_score(const GradeReport& g) {
     return s;
 }
 
+double bonus_score(const GradeReport& g) {
+    if (!g.edited_files.empty() && g.edited_scores_zero) return 0;
+    double s = 0;
+    for (const auto& t : g.bonus) s += t.score;
+    return s;
+}
+
 double max_score(const GradeReport& g) {
     double s = 0;
     for (const auto& t : g.tasks) s += t.points;
     return s;
+}
+
+// "Task 4" or "Bonus 4b": how a part is named in Results.md and results.json.
+std::string part_name(const TaskReport& t) { return t.bonus.empty() ? fmt::format("Task {}", t.id) : "Bonus " + t.bonus; }
+
+std::string score_row(const TaskReport& t) {
+    return fmt::format("| {} | {} | {:.2f} / {:.0f} | {} |\n", t.bonus.empty() ? std::to_string(t.id) : t.bonus, t.title,
+                       t.score, t.points,
+                       cell(!t.flags.empty() ? "flagged: " + fmt::format("{}", fmt::join(t.flags, "; "))
+                            : t.note.empty() ? t.status : t.status + ": " + t.note));
+}
+
+std::string task_section(const TaskReport& t) {
+    std::string md = fmt::format("\n## {} — {} ({:.2f} / {:.0f})\n\n", part_name(t), t.title, t.score, t.points);
+    for (const auto& f : t.flags) md += fmt::format("**Flagged:** {}\n\n", f);
+    if (t.cases.empty()) {  // not run, not available — or timed only (--perf-only)
+        md += fmt::format("{}{}\n", t.status, t.note.empty() ? "" : ": " + t.note);
+        if (!t.perf.rows.empty()) md += perf_table(t) + memory_table(t);
+        return md;
+    }
+    md += "| case | shape | max abs err | time | status |\n|---|---|---|---|---|\n";
+    for (const auto& c : t.cases) {
+        const auto& r = c.result;
+        md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(c.name), cell(r.shape), fmt_err(r), fmt_ms(r),
+                          cell(r.reason.empty() ? r.status : r.status + ": " + r.reason));
+    }
+    md += metrics_lines(t);
+    if (t.perf_timed) md += perf_table(t) + memory_table(t);
+    return md;
 }
 
 void write_results_md(const GradeReport& g, const std::string& path) {
@@ -171,48 +207,42 @@ void write_results_md(const GradeReport& g, const std::string& path) {
                           fmt::join(g.edited_files, ", "));
     md += fmt::format("## Score: {:.2f} / {:.0f}\n\n| task | title | score | status |\n|---|---|---|---|\n", total_score(g),
                       max_score(g));
-    for (const auto& t : g.tasks)
-        md += fmt::format("| {} | {} | {:.2f} / {:.0f} | {} |\n", t.id, t.title, t.score, t.points,
-                          cell(!t.flags.empty() ? "flagged: " + fmt::format("{}", fmt::join(t.flags, "; "))
-                               : t.note.empty() ? t.status : t.status + ": " + t.note));
-    for (const auto& t : g.tasks) {
-        md += fmt::format("\n## Task {} — {} ({:.2f} / {:.0f})\n\n", t.id, t.title, t.score, t.points);
-        for (const auto& f : t.flags) md += fmt::format("**Flagged:** {}\n\n", f);
-        if (t.cases.empty()) {  // not run, not available — or timed only (--perf-only)
-            md += fmt::format("{}{}\n", t.status, t.note.empty() ? "" : ": " + t.note);
-            if (!t.perf.rows.empty()) md += perf_table(t) + memory_table(t);
-            continue;
-        }
-        md += "| case | shape | max abs err | time | status |\n|---|---|---|---|---|\n";
-        for (const auto& c : t.cases) {
-            const auto& r = c.result;
-            md += fmt::format("| {} | {} | {} | {} | {} |\n", cell(c.name), cell(r.shape), fmt_err(r), fmt_ms(r),
-                              cell(r.reason.empty() ? r.status : r.status + ": " + r.reason));
-        }
-        md += metrics_lines(t);
-        if (t.perf_timed) md += perf_table(t) + memory_table(t);
+    for (const auto& t : g.tasks) md += score_row(t);
+    if (!g.bonus.empty()) {
+        double bonus_max = 0;
+        for (const auto& b : g.bonus) bonus_max += b.points;
+        md += fmt::format("\n**Bonus: {:.2f} / {:.0f}**, scored apart (not in the score above):\n\n| part | title | score | "
+                          "status |\n|---|---|---|---|\n",
+                          bonus_score(g), bonus_max);
+        for (const auto& t : g.bonus) md += score_row(t);
     }
+    for (const auto& t : g.tasks) md += task_section(t);
+    for (const auto& t : g.bonus) md += task_section(t);
     write_file(path, md);
 }
 
 void write_results_json(const GradeReport& g, const std::string& path) {
     nlohmann::json tests = nlohmann::json::array();
     auto flagged = [](const TaskReport& t) { return t.flags.empty() ? std::string() : fmt::format("FLAGGED: {}\n", fmt::join(t.flags, "; ")); };
-    for (const auto& t : g.tasks) {
+    std::vector<const TaskReport*> parts;  // the tasks, then the bonus parts ("Bonus 4b: …")
+    for (const auto& t : g.tasks) parts.push_back(&t);
+    for (const auto& t : g.bonus) parts.push_back(&t);
+    for (const TaskReport* part : parts) {
+        const TaskReport& t = *part;
         if (t.cases.empty() && t.perf.rows.empty()) {
-            tests.push_back({{"name", fmt::format("Task {}: {}", t.id, t.title)},
+            tests.push_back({{"name", fmt::format("{}: {}", part_name(t), t.title)},
                              {"score", 0.0},
                              {"max_score", t.points},
                              {"status", "failed"},
                              {"output", flagged(t) + t.status + (t.note.empty() ? "" : ": " + t.note)},
                              {"visibility", "visible"},
-                             {"extra_data", {{"task", t.id}, {"state", t.status}, {"flags", t.flags}}}});
+                             {"extra_data", {{"task", t.id}, {"bonus", t.bonus}, {"state", t.status}, {"flags", t.flags}}}});
             continue;
         }
         for (const auto& c : t.cases) {
             const auto& r = c.result;
             const bool passed = r.status == "passed" && t.flags.empty();
-            tests.push_back({{"name", fmt::format("Task {}: {}", t.id, c.name)},
+            tests.push_back({{"name", fmt::format("{}: {}", part_name(t), c.name)},
                              {"score", passed ? case_points(t, c) : 0.0},
                              {"max_score", case_points(t, c)},
                              {"status", passed ? "passed" : "failed"},
@@ -220,20 +250,20 @@ void write_results_json(const GradeReport& g, const std::string& path) {
                                                     r.reason.empty() ? "" : ": " + r.reason, r.detail)},
                              {"visibility", "visible"},
                              {"extra_data",
-                              {{"task", t.id}, {"state", r.status}, {"reason", r.reason}, {"shape", r.shape},
+                              {{"task", t.id}, {"bonus", t.bonus}, {"state", r.status}, {"reason", r.reason}, {"shape", r.shape},
                                {"max_abs_err", r.max_abs_err}, {"ms", r.ms}, {"metrics", r.metrics}, {"flags", t.flags}}}});
         }
         if (t.perf_timed && t.perf.rows.empty())
-            tests.push_back({{"name", fmt::format("Task {}: performance", t.id)},
+            tests.push_back({{"name", fmt::format("{}: performance", part_name(t))},
                              {"score", 0.0},
                              {"max_score", t.points * t.perf_share},
                              {"status", "failed"},
                              {"output", t.perf.note},
                              {"visibility", "visible"},
-                             {"extra_data", {{"task", t.id}, {"state", "not measured"}, {"reason", t.perf.note}}}});
+                             {"extra_data", {{"task", t.id}, {"bonus", t.bonus}, {"state", "not measured"}, {"reason", t.perf.note}}}});
         for (const auto& p : t.perf.rows) {
             const double earned = t.flags.empty() ? p.credit * perf_points(t, p) : 0.0;
-            tests.push_back({{"name", fmt::format("Task {}: performance {}", t.id, p.name)},
+            tests.push_back({{"name", fmt::format("{}: performance {}", part_name(t), p.name)},
                              {"score", earned},
                              {"max_score", perf_points(t, p)},
                              {"status", earned > 0 || (t.perf_share == 0 && p.flag.empty()) ? "passed" : "failed"},
@@ -241,7 +271,7 @@ void write_results_json(const GradeReport& g, const std::string& path) {
                                                     p.ref_ms, 100 * p.credit, p.flag)},
                              {"visibility", "visible"},
                              {"extra_data",
-                              {{"task", t.id}, {"state", "performance"}, {"reason", p.flag}, {"ms", p.ms},
+                              {{"task", t.id}, {"bonus", t.bonus}, {"state", "performance"}, {"reason", p.flag}, {"ms", p.ms},
                                {"reference_ms", p.ref_ms}, {"tflops", p.tflops}, {"gbps", p.gbps}, {"baselines_ms", p.baseline_ms},
                                {"flops", p.flops}, {"bytes", p.bytes}, {"copy_gbps", t.perf.copy_gbps},
                                {"sgemm_tflops", t.perf.sgemm_tflops}, {"estimate", p.estimate}, {"memory_bytes", p.memory_bytes},
@@ -268,7 +298,8 @@ void write_results_json(const GradeReport& g, const std::string& path) {
                         {"tests", tests},
                         {"extra_data",
                          {{"impl", g.impl}, {"date", g.date}, {"host", g.host}, {"gpu", g.gpu}, {"seed", g.seed},
-                          {"sandbox", g.sandbox}, {"edited_files", g.edited_files}, {"ceilings", ceilings}}}};
+                          {"sandbox", g.sandbox}, {"edited_files", g.edited_files}, {"ceilings", ceilings},
+                          {"bonus_score", bonus_score(g)}}}};
     write_file(path, j.dump(2) + "\n");
 }
 

@@ -17,6 +17,7 @@ struct CaseRow {
 
 struct TaskReport {
     int id = 0;
+    std::string bonus;                 // a bonus part's key ("4b"): shown and scored apart from the tasks
     std::string title;
     double points = 0, score = 0;
     std::string status;                // graded | not available | not run
@@ -34,6 +35,7 @@ struct GradeReport {
     std::vector<std::string> edited_files;  // protected files the submission changed
     bool edited_scores_zero = true;
     std::vector<TaskReport> tasks;
+    std::vector<TaskReport> bonus;  // optional parts: their points are not in total_score
 };
 
 bool all_cases_passed(const TaskReport& t);
@@ -42,6 +44,7 @@ bool all_cases_passed(const TaskReport& t);
 void score_task(TaskReport& t);
 double total_score(const GradeReport& g);
 double max_score(const GradeReport& g);
+double bonus_score(const GradeReport& g);  // the bonus parts' points (0 with an edited harness)
 
 void write_results_md(const GradeReport& g, const std::string& path);
 void write_results_json(const GradeReport& g, const std::string& path);

@@ -20,8 +20,9 @@ Rubric load_rubric(const std::string& path) {
         r.bench_timeout_s = j.value("bench_timeout_s", 900.0);
         r.memory_limit_mb = j.value("memory_limit_mb", 0L);
         r.edited_harness_scores_zero = j.value("edited_harness_scores_zero", true);
-        for (const auto& t : j.at("tasks")) {
-            RubricTask rt{t.at("id").get<int>(), t.at("title").get<std::string>(), t.at("points").get<double>(), {}, {}};
+        auto task = [&](const nlohmann::json& t) {
+            RubricTask rt{t.at("id").get<int>(), t.value("bonus", std::string()), t.at("title").get<std::string>(),
+                          t.at("points").get<double>(), {}, {}};
             if (t.contains("performance")) {
                 const auto& p = t.at("performance");
                 rt.perf.timed = true;
@@ -39,7 +40,13 @@ Rubric load_rubric(const std::string& path) {
                                                          "not increasing", path, rt.id));
             }
             rt.harness = t.value("harness", std::vector<std::string>{});
-            r.tasks.push_back(rt);
+            return rt;
+        };
+        for (const auto& t : j.at("tasks")) r.tasks.push_back(task(t));
+        for (const auto& t : j.value("bonus", nlohmann::json::array())) {
+            r.bonus.push_back(task(t));
+            if (r.bonus.back().bonus.empty())
+                throw std::runtime_error(fmt::format("rubric {}: a bonus part needs its key (\"bonus\": \"4b\")", path));
         }
         return r;
     } catch (const nlohmann::json::exception& e) {

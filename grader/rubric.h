@@ -10,7 +10,8 @@
 namespace grader {
 
 struct RubricTask {
-    int id = 0;
+    int id = 0;                              // a bonus part: the task it belongs to (its runner, its objects)
+    std::string bonus;                       // a bonus part's key ("4b"); empty for the seven tasks
     std::string title;
     double points = 0;
     PerfSpec perf;                           // perf.share == 0: correctness only
@@ -24,6 +25,7 @@ struct Rubric {
     long memory_limit_mb = 0;                // per child process (CPU tasks); 0 = no cap
     bool edited_harness_scores_zero = true;  // a submission that edited protected files gets 0
     std::vector<RubricTask> tasks;
+    std::vector<RubricTask> bonus;           // optional parts, scored apart from the tasks' total
 };
 
 // Throws std::runtime_error naming the file and the problem.

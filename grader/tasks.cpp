@@ -5,6 +5,7 @@
 #include "task2/cases.h"
 #include "task3/cases.h"
 #include "task4/cases.h"
+#include "task4/cases_bf16.h"
 #include "task5/cases.h"
 #include "task6/cases.h"
 #include "task7/cases.h"
@@ -13,15 +14,22 @@ namespace grader {
 
 const std::vector<TaskDef>& built_tasks() {
     static const std::vector<TaskDef> tasks = {
-        {1, false, task1::grade_cases},
-        {2, true, task2::grade_cases},
-        {3, false, task3::grade_cases},
-        {4, true, task4::grade_cases},
-        {5, true, task5::grade_cases},
-        {6, true, task6::grade_cases},
-        {7, true, task7::grade_cases},
+        {1, false, task1::grade_cases, ""},
+        {2, true, task2::grade_cases, ""},
+        {3, false, task3::grade_cases, ""},
+        {4, true, task4::grade_cases, ""},
+        {5, true, task5::grade_cases, ""},
+        {6, true, task6::grade_cases, ""},
+        {7, true, task7::grade_cases, ""},
     };
     return tasks;
+}
+
+const std::vector<TaskDef>& built_bonus_parts() {
+    static const std::vector<TaskDef> parts = {
+        {4, true, task4::bf16_grade_cases, "4b"},
+    };
+    return parts;
 }
 
 }  // namespace grader

@@ -556,13 +556,15 @@ def summarise(name, work):
         task = f"task{t['extra_data']['task']}"
         if task == "task0":
             continue
+        if t["extra_data"].get("bonus"):  # a bonus part (e.g. 4b): its own column, not in the total
+            task = "bonus"
         row[task] = row.get(task, 0.0) + t["score"]
         for fl in t["extra_data"].get("flags", []) or []:
             if fl not in flags:
                 flags.append(fl)
     zeroed = res["extra_data"].get("edited_files") and res["score"] == 0  # the rubric zeroes an edited harness
     for key in row:
-        if key.startswith("task"):
+        if key.startswith("task") or key == "bonus":
             row[key] = 0.0 if zeroed else round(row[key], 2)
     row["flags"] = "; ".join(flags)
     return row
@@ -575,7 +577,9 @@ def write_gradebook(out, rows, tasks=None):
     columns = sorted(columns, key=lambda k: int(k[4:]))
     path = os.path.join(out, "gradebook.csv")
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["student"] + columns + ["total", "flags", "sandbox"], restval=0.0, extrasaction="ignore")
+        bonus = ["bonus"] if any("bonus" in r for r in rows) else []  # scored apart from the total
+        w = csv.DictWriter(f, fieldnames=["student"] + columns + ["total"] + bonus + ["flags", "sandbox"], restval=0.0,
+                           extrasaction="ignore")
         w.writeheader()
         for r in sorted(rows, key=lambda r: r["student"]):
             w.writerow(r)

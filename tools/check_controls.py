@@ -166,7 +166,8 @@ def grade(control, build, extra, grader=None):
     lost = [t for t in tests if t["score"] < t["max_score"] or t["extra_data"].get("flags")
             or t["extra_data"]["state"] == "harness edited"]
     reasons = [t["extra_data"].get("reason", "") + " " + " ".join(t["extra_data"].get("flags", [])) for t in lost]
-    if not lost or results["score"] >= sum(t["max_score"] for t in tests) > 0:
+    earned = results["score"] + results["extra_data"].get("bonus_score", 0)  # the tasks' total and the bonus parts'
+    if not lost or earned >= sum(t["max_score"] for t in tests) > 0:
         return False, "was NOT caught: full marks"
     if not any(control["expect"] in r for r in reasons):
         return False, f"lost points, but no case says '{control['expect']}': {reasons[:3]}"
