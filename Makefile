@@ -10,6 +10,7 @@
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
 #   make python [IMPL=…]                            the Python bridge: build/<impl>/python/libattnlab.so (python/attnlab)
+#   make torch-speedups | hf-attnlab [IMPL=…]        (GPU, CUDA torch) your kernels against torch into Results.md; HF models on them
 #   make model | goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
@@ -99,7 +100,7 @@ HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16
-.PHONY: help all deps model python goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps model python torch-speedups hf-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
@@ -225,6 +226,13 @@ python: $(PY_BUILD)/libattnlab.so
 $(PY_BUILD)/libattnlab.so: $(BRIDGE_OBJ)
 	$(CXX) -shared -Wl,--no-undefined $^ -o $@ -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 	@echo "python: $@ (PYTHONPATH=python /usr/bin/python3 -c 'import attnlab')"
+# On a GPU machine, with a CUDA build of torch ($(TORCH_PYTHON)): the bridge timed against torch, into the
+# Results.md of `make grade` (OUT); Hugging Face models generating on the bridge's attention.
+TORCH_PYTHON ?= python3
+torch-speedups: python
+	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/torch_speedups.py --results $(OUT)/Results.md
+hf-attnlab: python
+	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/hf_attnlab.py
 $(PY_BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -fPIC $(SOLUTION_FLAG) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
