@@ -90,7 +90,7 @@ GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tas
 # (The kit ships all of them; staff-only tools are not among them.)
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
-              grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases.h task*/cases.cpp \
+              grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp task4/bf16_convert.* \
               task*/test_task*.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               tools/make_goldens.py tools/llm_reference.py tools/train_model.py tools/install_deps.sh tools/fetch_assets.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
 
@@ -408,7 +408,7 @@ grade-build: $(GRADER_BIN) $(RUNNERS) \
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
      $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4) \
-     $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t))
+     $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

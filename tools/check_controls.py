@@ -11,6 +11,7 @@ timed by the grader (--perf-only) against the reference, and their speed credit 
     tools/check_controls.py [--only NAME]...
 """
 import argparse
+import glob
 import json
 import os
 import signal
@@ -36,6 +37,16 @@ def object_of(src):
     return "build/reference/" + os.path.splitext(src)[0] + ".o"
 
 
+def task_sources(task, replaced, by):
+    """The reference's sources of `task` (TASKn_SRC) with one file swapped for `by`: a control's patched copy,
+    or a calibration case's submission. The task's other files stay (Task 4's bf16 bonus beside its fp32 kernel)."""
+    ref = sorted(glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cpp")) + glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cu")))
+    ref = [os.path.relpath(s, ROOT) for s in ref]
+    if replaced not in ref:
+        raise ValueError(f"{replaced} is not one of task {task}'s reference files ({', '.join(ref)})")
+    return [by if s == replaced else s for s in ref]
+
+
 def check_calibration(control, build, prebuilt):
     """A ladder step as a submission: its runner timed by the reference grader, credit in band."""
     task, src = control["task"], control["calibration"]
@@ -46,7 +57,8 @@ def check_calibration(control, build, prebuilt):
             return False, f"no prebuilt runner in {build} (did tools/pack_gpu.sh build this calibration case?)"
     else:
         grader, ref = "build/reference/bin/grader", "build/reference/bin"
-        p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={src}", f"RUNNER_BIN_DIR={build}",
+        srcs = task_sources(task, control["replaces"], src)
+        p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}",
                  runner, grader, f"build/reference/bin/runner_task{task}"])
         if p.returncode != 0:
             return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
@@ -103,7 +115,8 @@ def check(control, prebuilt=False):
         return False, f"patch does not apply to {target}: {p.stdout.strip()} {p.stderr.strip()}"
     # the reference's objects for everything else; only the patched file is compiled anew
     # the control's runners and a grader beside them (the grader finds runners in its own folder)
-    p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={src}",
+    srcs = task_sources(task, target, src)
+    p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={' '.join(srcs)}",
              f"GRADER_BIN={build}/grader", f"RUNNER_BIN_DIR={build}", f"{build}/grader"])
     if p.returncode != 0:
         if control.get("static") and os.path.exists(os.path.join(ROOT, object_of(src))):
@@ -113,7 +126,7 @@ def check(control, prebuilt=False):
                             "build/reference/bin/grader")
             return ok, why + " (and its runner does not link)"
         return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
-    return grade(control, build, ["--objects", f"{task}={object_of(src)}"])
+    return grade(control, build, ["--objects", f"{task}=" + ",".join(object_of(s) for s in srcs)])
 
 
 def check_tree(control, build, target):

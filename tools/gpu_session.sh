@@ -2,14 +2,15 @@
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
 # elsewhere (tools/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   [ONLY_TASKS="5"] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [reftimes]
+#   [ONLY_TASKS="5"] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [reftimes]
 # Carry carry/ (tools/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
 # model.safetensors}: its goldens and the model's reference are made there.
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
 # cleanly), the grader on the reference, the GPU negative controls. `bench` adds the benchmarks,
 # `tune` the tile tuner,
 # `anchors` torch's attention backends on the same GPU (shared/bench/anchors_torch.py, if present),
-# `ladder` the optimisation ladders of Tasks 2, 4, 5, `reftimes` the reference's times for the kit's
+# `ladder` the optimisation ladders of Tasks 2, 4, 5, `bf16` Task 4's bf16 ladder, benchmark and torch's bf16
+# backends (tools/sdpa_bf16.py), `reftimes` the reference's times for the kit's
 # estimates (tools/reference_times.py → $OUT/reference_times.json).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,9 @@ if [ -f models/kjv-gpt2/model.safetensors ] && [ ! -f models/kjv-gpt2/reference.
 fi
 for d in build/carry/goldens/*; do [ -e "$d" ] && [ ! -e "goldens/$(basename "$d")" ] && cp -r "$d" goldens/ && note "goldens: $(basename "$d") from the carried copy"; done
 
-for t in $GPU_TASKS; do
+tests=$GPU_TASKS
+grep -qw 4 <<<"$GPU_TASKS" && tests="$tests 4_bf16"  # Task 4's bf16 bonus beside it
+for t in $tests; do
   timeout 300 ./build/carry/reference/task$t > "$OUT/task${t}_reference.log" 2>&1
   note "task$t reference tests: exit $? — $(tail -n 2 "$OUT/task${t}_reference.log" | head -n 1)"
   timeout 300 ./build/carry/skeleton/task$t > "$OUT/task${t}_skeleton.log" 2>&1
@@ -60,6 +63,12 @@ for arg in "$@"; do
         note "bench_gpt2: exit $?" ;;
     ladder) for t in 2 4 5; do timeout 400 ./build/carry/reference/ladder_task$t > "$OUT/ladder_task$t.log" 2>&1
               note "ladder_task$t: exit $?"; done ;;
+    bf16) timeout 300 ./build/carry/reference/ladder_task4_bf16 > "$OUT/ladder_task4_bf16.log" 2>&1
+          note "ladder_task4_bf16: exit $?"
+          timeout 300 ./build/carry/reference/bench_task4_bf16 > "$OUT/bench_task4_bf16.log" 2>&1
+          note "bench_task4_bf16: exit $?"
+          timeout 300 python3 tools/sdpa_bf16.py > "$OUT/sdpa_bf16.log" 2>&1
+          note "sdpa_bf16 (torch's bf16 backends, same GPU): exit $?" ;;
     reftimes) cp grader/reference_times.json "$OUT/reference_times.json"
               python3 tools/reference_times.py --grader build/carry/reference/grader --bin-dir build/carry/reference \
                 --file "$OUT/reference_times.json" > "$OUT/reference_times.log" 2>&1

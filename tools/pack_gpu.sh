@@ -21,9 +21,14 @@ done
 cp /usr/bin/bwrap build/carry/bwrap  # Debian's bubblewrap: the GPU machine may not have one
 strip -o build/carry/reference/grader build/reference/bin/grader
 strip -o build/carry/reference/gpt2 build/reference/bin/gpt2
-# the optimisation ladders (staff benchmarks)
-make --no-print-directory -j2 IMPL=reference build/reference/bin/ladder_task2 build/reference/bin/ladder_task4 build/reference/bin/ladder_task5 >/dev/null
-for t in 2 4 5; do strip -o build/carry/reference/ladder_task$t build/reference/bin/ladder_task$t; done
+# the optimisation ladders (staff benchmarks), Task 4's bf16 ladder among them
+make --no-print-directory -j2 IMPL=reference build/reference/bin/ladder_task2 build/reference/bin/ladder_task4 build/reference/bin/ladder_task5 \
+  build/reference/bin/ladder_task4_bf16 >/dev/null
+for t in 2 4 5 4_bf16; do strip -o build/carry/reference/ladder_task$t build/reference/bin/ladder_task$t; done
+# Task 4's bf16 bonus: its tests on both sides, its benchmark; torch's bf16 backends beside it (tools/sdpa_bf16.py)
+strip -o build/carry/reference/task4_bf16 build/reference/bin/task4_bf16
+strip -o build/carry/skeleton/task4_bf16 build/skeleton/bin/task4_bf16
+strip -o build/carry/reference/bench_task4_bf16 build/reference/bin/bench_task4_bf16
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
 [ -d goldens/task6 ] && mkdir -p build/carry/goldens && cp -r goldens/task6 build/carry/goldens/
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4
@@ -37,9 +42,10 @@ print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['contr
 /usr/bin/python3 -c "
 import json; want='$gpu_controls'.split()
 for c in json.load(open('grader/controls.json'))['controls']:
-    if c['name'] in want and 'calibration' in c: print(c['name'], c['task'], c['calibration'])" |
-while read -r name task src; do
-  make --no-print-directory -j2 IMPL=reference TASK${task}_SRC=$src RUNNER_BIN_DIR=build/controls/$name build/controls/$name/runner_task$task >/dev/null \
+    if c['name'] in want and 'calibration' in c: print(c['name'], c['task'], c['calibration'], c['replaces'])" |
+while read -r name task src replaces; do
+  srcs=$(cd tools && /usr/bin/python3 -c "import check_controls as c; print(' '.join(c.task_sources($task, '$replaces', '$src')))")
+  make --no-print-directory -j2 IMPL=reference "TASK${task}_SRC=$srcs" RUNNER_BIN_DIR=build/controls/$name build/controls/$name/runner_task$task >/dev/null \
     || { echo "pack_gpu: calibration case $name did not build"; exit 1; }
 done || exit 1
 for c in $gpu_controls; do
