@@ -21,8 +21,11 @@ namespace task4 {
 
 #if SOLUTION
 // ------------------------------------------------------------------------------------------------
-// The reference: FlashAttention-2's forward with mma.sync.aligned.m16n8k16 (bf16 in, fp32 out).
-// A block of WARPS warps owns BR = 16·WARPS query rows of one (batch, head); warp w owns rows
+// Two kernels. flash_bf16_kernel (the ladder's rungs 2 and 3, below) and flash_bf16_fa2_kernel (rung 4, further
+// down: the reference since 2026-11-22, 361 TFLOP/s at B=4 H=16 S=4096 D=128 on an H100 against torch FA2's 359
+// in the same run; docs/perf.md). Both are FlashAttention-2's forward with mma.sync.aligned.m16n8k16 (bf16 in,
+// fp32 out); rung 4 differs in the rows a warp owns and in how addresses are formed (its own header says why).
+// Rungs 2 and 3: a block of WARPS warps owns BR = 16·WARPS query rows of one (batch, head); warp w owns rows
 // 16w … 16w+15 and keeps, in registers, for the whole kernel:
 //   qf[D/16][4]   its Q rows as mma A fragments (loaded once with ldmatrix)
 //   of[D/8][4]    its output rows as mma C fragments (fp32)
@@ -622,8 +625,9 @@ void launch_fa2(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloa
 ATTNLAB_BF16_FA2_INSTANCES(X)
 #undef X
 
-// The warps per block of the reference (16 query rows each), per head_dim: task4/ladder/bf16 measured them.
-constexpr int kWarpsD64 = 4, kWarpsD128 = 8;  // H100 2026-11-22: D=128 238 vs 221 TFLOP/s, D=64 214 vs 182
+// The reference is rung 4 with 4 warps × 32 rows and 64-key tiles at both head dims (Q in registers at D=64, re-read
+// from shared memory at D=128, where O alone takes 128 registers a thread). H100 2026-11-22 (docs/perf.md, run 5):
+// 8 warps × 32 rows was 5–10 % slower; rung 5's lazy rescale equal at D=128 and 2–5 % slower at D=64.
 
 bool device_has_bf16_mma(std::string* what) {
     int dev = 0, major = 0, minor = 0;
