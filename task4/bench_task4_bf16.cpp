@@ -4,6 +4,7 @@
 // when causal); timing: events, device synchronised, L2 flushed, median (common/cuda/bench.h).
 //   make bench-task4-bf16 [IMPL=reference] [ARGS="--quick"]     your kernel (or the model solution)
 //   make ladder-task4-bf16 [ARGS="--quick"]                      every rung of task4/ladder/bf16 (course staff)
+// --quick: the S=1024 shapes only, fewer repetitions; --one: S=4096 D=128 non-causal only (for ncu).
 // tools/sdpa_bf16.py times torch's SDPA backends (flash, cuDNN, efficient) at the same shapes, for the
 // side-by-side table of docs/perf.md.
 #include <fmt/format.h>
@@ -90,6 +91,7 @@ void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s,
 
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+    const bool one = argc > 1 && std::string(argv[1]) == "--one";  // S=4096 D=128 only (for a profiler)
     return run_benchmark("bench_task4_bf16", out, [&](BenchContext& ctx) {
         fmt::print(out, "FLOPs = 4·B·H·S²·D (halved when causal); timing: events, device synchronised, L2 flushed, median\n");
         CublasGemm gemm;
@@ -115,6 +117,16 @@ int main(int argc, char** argv) {
                                    std::get<0>(t), std::get<1>(t), std::get<2>(t), std::get<3>(t), std::get<4>(t),
                                    std::get<5>(t), std::get<6>(t), std::get<7>(t), std::get<9>(t));
                            }});
+#define RUNG4(NAME, W128, W64, LAZY)                                                                         \
+    kernels.push_back({NAME, [](const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, \
+                                int B, int H, int Sq, int Sk, int D, bool causal) {                                   \
+                           (D == 64 ? bf16_detail::launch_fa2<64, W64, 2, 64, true, LAZY>                             \
+                                    : bf16_detail::launch_fa2<128, W128, 2, 64, false, LAZY>)(q, k, v, o, B, H, Sq, Sk, causal); \
+                       }})
+        RUNG4("4 FA2 layout: 4 warps x 32 rows, Bc 64", 4, 4, false);
+        RUNG4("5 + rescale only on a new max, tree reductions", 4, 4, true);
+        RUNG4("5, 8 warps x 32 rows", 8, 8, true);
+#undef RUNG4
         kernels.push_back({"reference (flash_attention_forward_bf16)", task4::flash_attention_forward_bf16});
 #else
         kernels.push_back({"flash_attention_forward_bf16", task4::flash_attention_forward_bf16});
@@ -122,6 +134,6 @@ int main(int argc, char** argv) {
         for (int D : {128, 64})
             for (int S : {4096, 1024})
                 for (bool causal : {false, true})
-                    if (!quick || (S == 1024)) run_shape(ctx.bencher, ctx.ceilings, gemm, {4, 16, S, D, causal}, kernels, quick);
+                    if (one ? (S == 4096 && D == 128 && !causal) : (!quick || S == 1024)) run_shape(ctx.bencher, ctx.ceilings, gemm, {4, 16, S, D, causal}, kernels, quick);
     });
 }
