@@ -255,7 +255,7 @@ task4-bf16:
 	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_bf16 $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16
 
-$(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4/bench_task4_bf16.cpp task4/bf16_convert.cu) $(HARNESS_OBJ) \
+$(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4/bench_task4_bf16.cpp task4/bf16_convert.cu $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                                $(call obj_impl,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
