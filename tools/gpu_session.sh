@@ -49,7 +49,7 @@ python3 tools/check_grade.py "$OUT/grade/results.json" --full $GPU_TASKS > "$OUT
 note "full marks check: $(tail -n 1 "$OUT/check_grade.log")"
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})b?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 [ -z "${SKIP_CONTROLS:-}" ] && note "controls: $(tail -n 1 "$OUT/controls.log")"
 
 for arg in "$@"; do
