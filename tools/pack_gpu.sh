@@ -50,7 +50,7 @@ while read -r name task src replaces; do
 done || exit 1
 for c in $gpu_controls; do
   mkdir -p build/carry/controls/$c
-  t=${c#task}; t=${t%%_*}  # a control grades its own task: its grader and that task's runner
+  t=$(sed "s/^task\([0-9]*\).*/\1/" <<<"$c")  # a control grades its own task (task4b_…: Task 4): its grader and that task's runner
   for f in build/controls/$c/grader build/controls/$c/runner_task$t; do  # calibration cases have no grader of their own
     [ -f $f ] && strip -o build/carry/controls/$c/$(basename $f) $f; done
 done
