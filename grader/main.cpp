@@ -137,6 +137,9 @@ std::string reference_times_path(const Options& opt) {
     return (slash == std::string::npos ? std::string(".") : opt.rubric.substr(0, slash)) + "/reference_times.json";
 }
 
+// "task 4", or "bonus 4b" for a bonus part: how the console names what is being graded.
+std::string label(const RubricTask& rt) { return rt.bonus.empty() ? fmt::format("task {}", rt.id) : "bonus " + rt.bonus; }
+
 // The trusted measurement of the task's speed (perf.h), and a line per timed shape.
 void time_task(TaskReport& t, const RubricTask& rt, const Rubric& rubric, const Options& opt, const std::string& logs) {
     t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
@@ -149,6 +152,7 @@ void time_task(TaskReport& t, const RubricTask& rt, const Rubric& rubric, const 
 
 void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const Rubric& rubric, const Options& opt,
                 GradeReport& g, const std::string& logs) {
+    t.perf_share = rt.perf.share, t.perf_timed = rt.perf.timed;
     // A static check of the student's objects: it needs no GPU, so it runs even where the task cannot.
     auto it = opt.objects.find(rt.id);
     if (it == opt.objects.end()) {
@@ -168,8 +172,6 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
             return;
         }
         t.note = "correctness not checked: --perf-only (a calibration run of the speed curve)";
-        t.perf_share = rt.perf.share;
-        t.perf_timed = rt.perf.timed;
         if (rt.perf.timed) time_task(t, rt, rubric, opt, logs);
         if (!t.perf.gpu.empty()) g.gpu = t.perf.gpu;
         return;
@@ -183,15 +185,13 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         if (g.gpu.rfind("none", 0) == 0) g.gpu = "none: " + run.not_run;
         t.status = "not run";
         t.note = run.not_run;
-        fmt::print("{}: not run: {}\n", rt.bonus.empty() ? fmt::format("task {}", rt.id) : "bonus " + rt.bonus, run.not_run);
+        fmt::print("{}: not run: {}\n", label(rt), run.not_run);
         return;
     }
     for (size_t i = 0; i < cases.size(); ++i) {
         t.cases.push_back({cases[i].name, cases[i].weight, run.results[i]});
         fmt::print("{}\n", attn::case_line(cases[i].name, run.results[i]));
     }
-    t.perf_share = rt.perf.share;
-    t.perf_timed = rt.perf.timed;
     if (rt.perf.timed) {
         if (!all_cases_passed(t)) {
             t.perf.note = "not measured: a task's speed is timed only when every correctness case passed";
@@ -250,18 +250,17 @@ int main(int argc, char** argv) {
     auto grade_one = [&](const RubricTask& rt, const std::vector<TaskDef>& built) {
         TaskReport t;
         t.id = rt.id, t.bonus = rt.bonus, t.title = rt.title, t.points = rt.points, t.status = "graded";
-        const std::string label = rt.bonus.empty() ? fmt::format("task {}", rt.id) : "bonus " + rt.bonus;
         auto def = std::find_if(built.begin(), built.end(), [&](const TaskDef& d) { return d.id == rt.id && d.bonus == rt.bonus; });
         if (def == built.end()) {
             t.status = "not available";
             t.note = "this part is not in the build yet";
-            fmt::print("{}: not available\n", label);
+            fmt::print("{}: not available\n", label(rt));
         } else {
-            fmt::print("{}: {}\n", label, rt.title);
+            fmt::print("{}: {}\n", label(rt), rt.title);
             std::fflush(stdout);
             grade_task(t, *def, rt, rubric, opt, g, logs);
             score_task(t);
-            fmt::print("{}: {:.2f} / {:.0f}{}\n", label, t.score, t.points,
+            fmt::print("{}: {:.2f} / {:.0f}{}\n", label(rt), t.score, t.points,
                        t.flags.empty() ? "" : fmt::format("  FLAGGED: {}", fmt::join(t.flags, "; ")));
         }
         return t;

@@ -37,9 +37,9 @@ struct Shape {
     std::function<Digest(uint64_t seed)> oracle;
     // The course's speedups: a baseline timed here (trusted code, the same GPU, the same run).
     std::string baseline_name;
-    std::function<double(Bencher&)> baseline_ms;
-    // Task 4's memory side by side: device bytes one call of the unfused pipeline takes (this process).
-    std::function<json()> pipeline_memory;
+    // Its median; with `memory` (Task 4's memory side by side), also the device bytes its first call takes.
+    std::function<double(Bencher&, json* memory)> baseline_ms;
+    bool memory_side_by_side = false;  // Task 4: the pipeline's and the submission's device memory per call
 };
 
 // Heads whose S×S scores fit in 1 GB (at least one): the unfused pipeline's slice.
@@ -57,34 +57,35 @@ void sliced_oracle(CublasGemm& gemm, const float* q, const float* k, const float
                          causal, scores.get());
 }
 
-// Times attention over B·H heads of S positions by the oracle (fresh inputs, L2 flushed, events).
-double time_unfused_attention(Bencher& bench, CublasGemm& gemm, int BH, int S, int D, bool causal) {
+// Times attention over B·H heads of S positions by the oracle (fresh inputs, L2 flushed, events). With
+// `memory`: its first call is watched from this process (the GPU's used memory) for the bytes the pipeline
+// takes — the scores, in slices of at most 1 GB as timed, and whatever cuBLAS allocates.
+double time_unfused_attention(Bencher& bench, CublasGemm& gemm, int BH, int S, int D, bool causal, json* memory = nullptr) {
     const size_t n = size_t(BH) * S * D;
     DeviceBuffer<float> q(n), k(n), v(n), o(n), scores(1);
     fill_normal(q.get(), n, 91), fill_normal(k.get(), n, 92), fill_normal(v.get(), n, 93);
+    auto call = [&] { sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), BH, S, D, causal, scores); };
+    if (memory) {
+        CUDA_CHECK(cudaDeviceSynchronize());
+        wait_for_device_memory_to_settle();
+        const double peak = device_memory_peak_during([&] {
+            call();
+            CUDA_CHECK(cudaDeviceSynchronize());
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the watcher samples every ~100 µs
+        });
+        *memory = {{"pipeline_peak_bytes", peak}, {"scores_bytes", 4.0 * BH * double(S) * S},
+                   {"scores_slice_bytes", 4.0 * double(S) * S * std::min(BH, heads_per_slice(S))}};
+    }
     const bool large = double(BH) * S * S > 1e9;
-    return bench.time([&] { sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), BH, S, D, causal, scores); },
-                      BenchOptions{1, large ? 2 : 5, true})
-        .median_ms;
+    return bench.time(call, BenchOptions{1, large ? 2 : 5, true}).median_ms;
 }
 
-// The device memory one call of the unfused pipeline takes at this shape, watched from this process:
-// the scores (in slices of at most 1 GB, as the baseline runs them) and whatever cuBLAS allocates.
-json pipeline_memory(CublasGemm& gemm, int BH, int S, int D, bool causal) {
-    const size_t n = size_t(BH) * S * D;
-    DeviceBuffer<float> q(n), k(n), v(n), o(n);
-    fill_normal(q.get(), n, 91), fill_normal(k.get(), n, 92), fill_normal(v.get(), n, 93);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    wait_for_device_memory_to_settle();
-    const double peak = device_memory_peak_during([&] {
-        DeviceBuffer<float> scores(1);
-        sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), BH, S, D, causal, scores);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the watcher samples every ~100 µs
-    });
-    const double all_scores = 4.0 * BH * double(S) * S;
-    return {{"pipeline_peak_bytes", peak}, {"scores_bytes", all_scores},
-            {"scores_slice_bytes", 4.0 * double(S) * S * std::min(BH, heads_per_slice(S))}};
+// The runner's "timed" request: warmup + reps calls at `args`, inputs made from `seed`.
+remote::Message timed_request(json args, uint64_t seed, int warmup, int reps) {
+    args["seed"] = seed, args["warmup"] = warmup, args["reps"] = reps;
+    remote::Message req;
+    req.head = {{"op", "timed"}, {"args", args}};
+    return req;
 }
 
 // The device memory one timed call of the submission takes, watched from this process (the whole
@@ -95,14 +96,9 @@ json pipeline_memory(CublasGemm& gemm, int BH, int S, int D, bool causal) {
 double runner_memory(const Shape& s, uint64_t seed) {
     remote::stop_runner();
     wait_for_device_memory_to_settle();
-    remote::Message warm;
-    warm.head = {{"op", "timed"}, {"args", {{"B", 1}, {"H", 1}, {"S", 128}, {"D", s.args.at("D")}, {"causal", false},
-                                            {"seed", seed}, {"warmup", 0}, {"reps", 1}}}};
-    remote::request(warm);
+    remote::request(timed_request({{"B", 1}, {"H", 1}, {"S", 128}, {"D", s.args.at("D")}, {"causal", false}}, seed, 0, 1));
     wait_for_device_memory_to_settle();
-    remote::Message req;
-    req.head = {{"op", "timed"}, {"args", s.args}};
-    req.head["args"]["seed"] = seed, req.head["args"]["warmup"] = 0, req.head["args"]["reps"] = 3;  // a window of ≥ 3 calls
+    const remote::Message req = timed_request(s.args, seed, 0, 3);  // a window of ≥ 3 calls
     const double peak = device_memory_peak_during([&] { remote::request(req); });
     remote::stop_runner();
     return peak;
@@ -122,15 +118,10 @@ struct Timed {
 };
 
 Timed timed(const Shape& s, uint64_t seed) {
-    json args = s.args;
-    args["seed"] = seed, args["warmup"] = s.warmup, args["reps"] = s.reps;
-    remote::Message req;
-    req.head = {{"op", "timed"}, {"args", args}};
+    const remote::Message req = timed_request(s.args, seed, s.warmup, s.reps);
     // One untimed call first, so the runner's start, its CUDA context and first allocations stay
     // outside the clock (they would count as "time outside the reported calls").
-    remote::Message warm = req;
-    warm.head["args"]["warmup"] = 0, warm.head["args"]["reps"] = 1, warm.head["args"]["seed"] = seed ^ 0x5eedull;
-    remote::request(warm);
+    remote::request(timed_request(s.args, seed ^ 0x5eedull, 0, 1));
     Timed t;
     t.warmup = s.warmup;
     const auto t0 = std::chrono::steady_clock::now();
@@ -162,8 +153,10 @@ Shape flash_shape(CublasGemm& gemm, int B, int H, int S, int D, bool causal) {
         return digest(o.get(), n);
     };
     s.baseline_name = "cuBLAS + softmax";
-    s.baseline_ms = [&gemm, B, H, S, D, causal](Bencher& bench) { return time_unfused_attention(bench, gemm, B * H, S, D, causal); };
-    s.pipeline_memory = [&gemm, B, H, S, D, causal] { return pipeline_memory(gemm, B * H, S, D, causal); };
+    s.baseline_ms = [&gemm, B, H, S, D, causal](Bencher& bench, json* memory) {
+        return time_unfused_attention(bench, gemm, B * H, S, D, causal, memory);
+    };
+    s.memory_side_by_side = true;
     return s;
 }
 
@@ -186,7 +179,7 @@ Shape decode_shape(CublasGemm& gemm, int B, int H, int L, int D) {
     // The course's KV-cache speedup: without a cache, each new token recomputes causal attention
     // over every position (here its attention alone, by cuBLAS + softmax).
     s.baseline_name = "no cache: causal attention over all L (cuBLAS + softmax)";
-    s.baseline_ms = [&gemm, B, H, L, D](Bencher& bench) { return time_unfused_attention(bench, gemm, B * H, L, D, true); };
+    s.baseline_ms = [&gemm, B, H, L, D](Bencher& bench, json*) { return time_unfused_attention(bench, gemm, B * H, L, D, true); };
     return s;
 }
 
@@ -227,7 +220,7 @@ Shape gemm_shape(CublasGemm& gemm, bool nt, int M, int N, int K) {
         return digest(c.get(), n);
     };
     s.baseline_name = "cuBLAS SGEMM";
-    s.baseline_ms = [run, M, N, K](Bencher& bench) {
+    s.baseline_ms = [run, M, N, K](Bencher& bench, json*) {
         DeviceBuffer<float> a(size_t(M) * K), b(size_t(K) * N), c(size_t(M) * N);
         fill_normal(a.get(), a.size(), 91), fill_normal(b.get(), b.size(), 92);
         return bench.time([&] { run(a.get(), b.get(), c.get()); }).median_ms;
@@ -283,9 +276,9 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
                                  mine.digests[size_t(j)].nonfinite, want.sum, want.sumsq);
     }
     row["checked_calls"] = checked, row["failed_calls"] = failed, row["reason"] = reason;
-    if (s.baseline_ms) row["baselines"] = {{s.baseline_name, s.baseline_ms(bench)}};
-    if (s.pipeline_memory) {
-        json mem = s.pipeline_memory();
+    json mem;
+    if (s.baseline_ms) row["baselines"] = {{s.baseline_name, s.baseline_ms(bench, s.memory_side_by_side ? &mem : nullptr)}};
+    if (s.memory_side_by_side) {
         mem["io_bytes"] = s.bytes, mem["flush_bytes"] = 2.0 * double(device_info().l2_bytes);
         remote::use_runner_dir(bin_dir);
         try {

@@ -60,15 +60,20 @@ def attention_shapes(q, k, v, causal):
         tensor(name, x, 4, "[batch, heads, seq, head_dim]")
     if not isinstance(causal, bool):
         raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
-    B, H, _, D = q.shape
-    if k.shape != v.shape:
-        raise ValueError(f"k and v: shapes differ, {tuple(k.shape)} and {tuple(v.shape)}; both are [batch, heads, Sk, head_dim]")
-    if (k.shape[0], k.shape[1], k.shape[3]) != (B, H, D):
-        raise ValueError(f"k: shape {tuple(k.shape)} does not fit q's {tuple(q.shape)}: batch, heads and head_dim must "
-                         f"match (only the sequence length may differ)")
-    head_dim("q", D)
+    keys_fit_queries(q, ("k", k), ("v", v), "[batch, heads, Sk, head_dim]")
+    head_dim("q", q.shape[3])
     if k.shape[2] == 0:
         raise ValueError("k: has 0 keys (Sk = 0): nothing to attend to")
+
+
+def keys_fit_queries(q, named_k, named_v, layout):
+    """K and V (named) have one shape, `layout`, whose batch, heads and head_dim are q's; only their length differs."""
+    (kn, k), (vn, v) = named_k, named_v
+    if k.shape != v.shape:
+        raise ValueError(f"{kn} and {vn}: shapes differ, {tuple(k.shape)} and {tuple(v.shape)}; both are {layout}")
+    if (k.shape[0], k.shape[1], k.shape[3]) != (q.shape[0], q.shape[1], q.shape[3]):
+        raise ValueError(f"{kn}: shape {tuple(k.shape)} does not fit q's {tuple(q.shape)}: batch, heads and head_dim must "
+                         f"match (only the sequence length may differ)")
 
 
 def decode(q, k_cache, v_cache, lengths):
@@ -76,14 +81,10 @@ def decode(q, k_cache, v_cache, lengths):
     tensor("q", q, 4, "[batch, heads, 1, head_dim]")
     for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
         tensor(name, x, 4, "[batch, heads, max_seq, head_dim]")
-    B, H, one, D = q.shape
+    B, _, one, D = q.shape
     if one != 1:
         raise ValueError(f"q: shape {tuple(q.shape)} has {one} queries; decode takes one per sequence, [batch, heads, 1, head_dim]")
-    if k_cache.shape != v_cache.shape:
-        raise ValueError(f"k_cache and v_cache: shapes differ, {tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
-    if (k_cache.shape[0], k_cache.shape[1], k_cache.shape[3]) != (B, H, D):
-        raise ValueError(f"k_cache: shape {tuple(k_cache.shape)} does not fit q's {tuple(q.shape)}: batch, heads and "
-                         f"head_dim must match")
+    keys_fit_queries(q, ("k_cache", k_cache), ("v_cache", v_cache), "[batch, heads, max_seq, head_dim]")
     head_dim("q", D)
     per_row = lengths_list(lengths, B, k_cache.shape[2])
     return same_device(("q", "k_cache", "v_cache"), (q, k_cache, v_cache)), per_row
