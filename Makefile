@@ -79,6 +79,15 @@ TASK7_RUNNER_EXTRA := $(TASK6_RUNNER_EXTRA) task7/gpt2.cpp common/llm/utf8.cpp
 TASK6_RUNNER_LIBS  := -lcublas
 TASK7_RUNNER_LIBS  := -lcublas
 runner_src = $(if $(filter $(1),$(GPU_TASKS)),$(RUNNER_GPU_SRC),$(RUNNER_CPU_SRC)) $(TASK$(1)_RUNNER_EXTRA) task$(1)/serve.cpp
+# The null runners (build/common/null-runners/runner_taskN): the same programs with a submission that does
+# nothing (taskN/null_submission.cpp) — the harness alone, trusted. The grader measures a submission beside
+# them (the harness's own time in a timed request, memory, threads, signal handlers), never beside a
+# baseline read from the submission's own process.
+NULL_TASKS := $(TASKS)
+NULL_RUNNER_DIR := $(COMMON)/null-runners
+null_runner = $(NULL_RUNNER_DIR)/runner_task$(1)
+null_submission_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard task$(u)/null_submission.cpp))
+NULL_RUNNERS := $(foreach t,$(NULL_TASKS),$(NULL_RUNNER_DIR)/runner_task$(t))
 # The trusted side's stand-ins for the student's functions: each sends its call to the runner.
 task_proxy_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard task$(u)/remote.cpp))
 RUNNER_BIN_DIR ?= $(BUILD)/bin
@@ -91,7 +100,7 @@ GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tas
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp task4/bf16_convert.* \
-              task*/test_task*.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
+              task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               tools/make_goldens.py tools/llm_reference.py tools/train_model.py tools/install_deps.sh tools/fetch_assets.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
@@ -169,7 +178,7 @@ $(RUNNER_BIN_DIR)/runner_task$(1): $(call obj_common,$(call runner_src,$(1))) $(
 	$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
 
 # The test program is trusted: the cases, the oracles and the proxies; the student's code runs in the runner.
-$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA) $(call task_proxy_src,$(1))) $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task$(1)
+$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA) $(call task_proxy_src,$(1))) $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task$(1) $(call null_runner,$(1))
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$^ -o $$@ $$(LDLIBS)
 
@@ -184,6 +193,13 @@ task$(1):
 endif
 endef
 $(foreach t,$(TASKS),$(eval $(call TASK_TEST,$(t))))
+
+define NULL_RUNNER
+$(NULL_RUNNER_DIR)/runner_task$(1): $(call obj_common,$(call runner_src,$(1)) $(call null_submission_src,$(1)))
+	@mkdir -p $$(dir $$@)
+	$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
+endef
+$(foreach t,$(NULL_TASKS),$(eval $(call NULL_RUNNER,$(t))))
 
 # Task 7: `make task7` runs its tests; `make task7 PROMPT="…" TOKENS=50` runs GPT-2 on your kernels.
 ifdef PROMPT
@@ -245,7 +261,7 @@ $(PY_BUILD)/%.o: %.cu
 TASK4_BONUS_CASES := task4/cases_bf16.cpp
 TASK4B_CASES := $(TASK4_BONUS_CASES) task4/remote.cpp
 $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_bf16.cpp $(TASK4B_CASES)) \
-                         $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4
+                         $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
@@ -384,7 +400,7 @@ RUNNERS = $(foreach t,$(TASKS),$(RUNNER_BIN_DIR)/runner_task$(t))
 $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
                $(sort $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_BONUS_CASES) $(TASK$(t)_EXTRA) \
                                                  $(call task_proxy_src,$(t))))) \
-               $(HARNESS_OBJ) | $(RUNNERS)
+               $(HARNESS_OBJ) | $(RUNNERS) $(NULL_RUNNERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
@@ -400,7 +416,7 @@ grade:
 	@./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t)); rc=$$?; \
 	  $(PYTHON) tools/plot_results.py $(OUT) || echo "grade: tools/plot_results.py failed (the grade above stands)"; exit $$rc
 
-runners: $(RUNNERS)
+runners: $(RUNNERS) $(NULL_RUNNERS)
 
 grade-build: $(GRADER_BIN) $(RUNNERS) \
              $(if $(HAVE_REFERENCE),$(foreach t,4 5,build/reference/bin/runner_task$(t)))

@@ -24,6 +24,10 @@
 #include "common/remote/sandbox.h"
 #include "common/todo.h"
 
+#ifndef ATTNLAB_ROOT
+#define ATTNLAB_ROOT "."
+#endif
+
 namespace attn::remote {
 namespace {
 
@@ -40,12 +44,16 @@ State& state() {
     return s;
 }
 
-std::string runner_dir() {
-    if (const char* d = std::getenv("ATTNLAB_RUNNER_DIR"); d && *d) return d;
+std::string self_dir() {
     char buf[PATH_MAX] = {0};
     const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     const std::string self = n > 0 ? std::string(buf, size_t(n)) : "./x";
     return self.substr(0, self.rfind('/'));
+}
+
+std::string runner_dir() {
+    if (const char* d = std::getenv("ATTNLAB_RUNNER_DIR"); d && *d) return d;
+    return self_dir();
 }
 
 double call_timeout_s() {
@@ -240,13 +248,10 @@ void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::j
 
 void stop_runner() { reap(true); }
 
-double runner_peak_rss_bytes() {
-    // The runner is this process's child, or, in bubblewrap, a descendant of it: the one whose
-    // name is runner_task<N>. (Read from /proc: nothing the runner does can change these numbers
-    // but allocating more. wait4's ru_maxrss would not do: it counts the copy of this process
-    // that fork made before exec.)
-    const pid_t root = state().pid;
-    if (root <= 0) return 0;
+namespace {
+
+// Every process below `root` (from /proc's parent links).
+std::vector<pid_t> descendants(pid_t root) {
     std::map<pid_t, std::vector<pid_t>> children;
     if (DIR* d = opendir("/proc")) {
         while (dirent* e = readdir(d)) {
@@ -265,23 +270,85 @@ double runner_peak_rss_bytes() {
         }
         closedir(d);
     }
-    const std::string name = fmt::format("runner_task{}", state().task);
-    std::vector<pid_t> todo = {root};
+    std::vector<pid_t> out, todo = {root};
     while (!todo.empty()) {
         const pid_t pid = todo.back();
         todo.pop_back();
-        std::ifstream comm(fmt::format("/proc/{}/comm", pid));
-        std::string c;
-        std::getline(comm, c);
-        if (c == name) {
-            std::ifstream status(fmt::format("/proc/{}/status", pid));
-            for (std::string line; std::getline(status, line);)
-                if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) * 1024.0;  // kB
-            return 0;
-        }
-        for (pid_t c2 : children[pid]) todo.push_back(c2);
+        out.push_back(pid);
+        for (pid_t c : children[pid]) todo.push_back(c);
     }
-    return 0;
+    return out;
+}
+
+// bubblewrap's own processes (its monitor and its init) are not the runner. By the program file
+// (/proc/PID/exe), which a process cannot change without exec; by name where that is unreadable.
+bool is_sandbox_process(pid_t pid) {
+    char buf[PATH_MAX] = {0};
+    const ssize_t n = readlink(fmt::format("/proc/{}/exe", pid).c_str(), buf, sizeof buf - 1);
+    if (n > 0) return std::string(buf, size_t(n)) == "/usr/bin/bwrap";
+    std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+    std::string c;
+    std::getline(comm, c);
+    return c == "bwrap";
+}
+
+}  // namespace
+
+ProcessReport runner_process_report() {
+    ProcessReport r;
+    const pid_t root = state().pid;
+    if (root <= 0) return r;
+    for (pid_t pid : descendants(root)) {
+        if (is_sandbox_process(pid)) continue;
+        std::ifstream status(fmt::format("/proc/{}/status", pid));
+        bool seen = false;
+        for (std::string line; std::getline(status, line);) {
+            seen = true;
+            if (line.rfind("VmHWM:", 0) == 0) r.peak_rss_bytes += std::atof(line.c_str() + 6) * 1024.0;  // kB
+            else if (line.rfind("Threads:", 0) == 0) r.threads += std::atoi(line.c_str() + 8);
+            else if (line.rfind("SigCgt:", 0) == 0) r.caught_signals |= std::strtoull(line.c_str() + 7, nullptr, 16);
+        }
+        r.processes += seen;
+    }
+    return r;
+}
+
+double runner_peak_rss_bytes() { return runner_process_report().peak_rss_bytes; }
+
+std::string null_runner_path(int task) {
+    std::vector<std::string> candidates;
+    if (const char* d = std::getenv("ATTNLAB_NULL_RUNNER_DIR"); d && *d) candidates.push_back(d);
+    candidates.push_back(self_dir() + "/null-runners");
+    candidates.push_back(std::string(ATTNLAB_ROOT) + "/build/common/null-runners");
+    for (const auto& dir : candidates) {
+        const std::string path = fmt::format("{}/runner_task{}", dir, task);
+        if (access(path.c_str(), X_OK) == 0) return path;
+    }
+    return "";
+}
+
+std::string null_runner_dir() {
+    const std::string path = null_runner_path(state().task);
+    return path.empty() ? path : path.substr(0, path.rfind('/'));
+}
+
+void with_null_runner(const std::function<void()>& fn) {
+    const std::string dir = null_runner_dir(), before = state().dir;
+    if (dir.empty())
+        throw RunnerFailure(fmt::format("no null runner for task {} (build it: make build/common/null-runners/runner_task{})",
+                                        state().task, state().task));
+    auto switch_to = [](const std::string& d) {  // always a fresh runner
+        reap(true);
+        state().dir = d;
+    };
+    switch_to(dir);
+    try {
+        fn();
+    } catch (...) {
+        switch_to(before);
+        throw;
+    }
+    switch_to(before);
 }
 
 std::string sandbox_description() { return sandbox::plan().description; }

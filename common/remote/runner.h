@@ -9,6 +9,8 @@
 // rethrown here with its type (NotImplemented, std::invalid_argument, std::out_of_range, …).
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,9 +68,29 @@ void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::j
 // Ends the runner (the next call starts a fresh one).
 void stop_runner();
 
-// The live runner's peak resident memory since it started (its VmHWM, as the kernel counts it:
-// every way of allocating), in bytes; 0 without a runner.
-double runner_peak_rss_bytes();
+// The live runner's processes as the kernel reports them (read from /proc, from outside: nothing
+// the runner does can change these but doing more). The runner is this process's child, or in
+// bubblewrap a descendant of it; every descendant that is not bubblewrap's own counts.
+struct ProcessReport {
+    double peak_rss_bytes = 0;    // VmHWM summed: its peak resident memory since it started (every way of allocating)
+    int threads = 0;              // threads alive now
+    uint64_t caught_signals = 0;  // SigCgt: signals with a handler installed
+    int processes = 0;            // 0 without a runner
+};
+ProcessReport runner_process_report();
+double runner_peak_rss_bytes();  // runner_process_report().peak_rss_bytes
+
+// The null runners' folder: runner_taskN built from the harness with a submission that does nothing
+// (taskN/null_submission.cpp; build/common/null-runners). A submission is measured against the
+// same measurement of this trusted program — never against a baseline read from its own process
+// after its code ran. $ATTNLAB_NULL_RUNNER_DIR, else null-runners/ beside this program, else the
+// build's. Empty when none is found.
+std::string null_runner_dir();
+std::string null_runner_path(int task);  // its runner_taskN, or empty
+
+// Runs `fn` with a fresh null runner of the current task as "the runner", then ends it; the next
+// call gets a fresh runner from the folder used before. Throws RunnerFailure without a null runner.
+void with_null_runner(const std::function<void()>& fn);
 
 // How runners are sandboxed in this process (for reports).
 std::string sandbox_description();
