@@ -23,11 +23,11 @@ std::string self_path() {
 
 // The trusted measurement (timed.h) in a child process: its JSON document is the last line of stdout.
 nlohmann::json run_measurement(int task, const std::string& bin_dir, const std::string& ref_bin_dir, double timeout_s,
-                               const std::string& log, std::string& failure) {
+                               const std::string& log, bool with_baselines, std::string& failure) {
     const std::string path = self_path();
-    const ProgramRun run = run_program({path, "--measure-perf", std::to_string(task), "--bin-dir", bin_dir,
-                                        "--reference-bin-dir", ref_bin_dir},
-                                       timeout_s, log);
+    std::vector<std::string> argv = {path, "--measure-perf", std::to_string(task), "--bin-dir", bin_dir, "--reference-bin-dir", ref_bin_dir};
+    if (!with_baselines) argv.push_back("--no-baselines");
+    const ProgramRun run = run_program(argv, timeout_s, log);
     if (!run.failure.empty()) {
         failure = fmt::format("the measurement {}", run.failure);
         return {};
@@ -77,10 +77,11 @@ std::map<std::string, double> stored_reference_times(const std::string& path, co
 }
 
 PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bin_dir, const std::string& ref_bin_dir,
-                           double timeout_s, const std::string& log_path, const std::string& reference_times) {
+                           double timeout_s, const std::string& log_path, const std::string& reference_times,
+                           bool with_baselines) {
     PerfResult res;
     std::string failure;
-    const nlohmann::json mine = run_measurement(task, bin_dir, ref_bin_dir, timeout_s, log_path, failure);
+    const nlohmann::json mine = run_measurement(task, bin_dir, ref_bin_dir, timeout_s, log_path, with_baselines, failure);
     if (!failure.empty()) {
         res.note = failure;
         return res;
@@ -119,6 +120,8 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
                 else if (key == "submission_error") row.memory_error = value.get<std::string>();
             }
         row.ref_ms = m.value("ref_ms", 0.0);
+        row.harness_ms = m.value("harness_ms", 0.0);
+        row.calls = m.value("calls", 0) * m.value("batches", 0);
         const double floor_ms = std::max(row.flops / (spec.peak_over_sgemm * sgemm * 1e9), row.bytes / (spec.peak_over_copy * copy * 1e6));
         if (m.contains("timing_flag")) {
             row.flag = m.at("timing_flag").get<std::string>() + "; flagged for review, not credited";

@@ -20,15 +20,19 @@ struct PerfSpec {
 
 struct PerfRow {
     std::string name;
+    // ms, ref_ms: per call, what a runner's timed requests took beyond the null runner's (timed.h)
     double ms = 0, ref_ms = 0, tflops = 0, credit = 0;
+    double harness_ms = 0;  // per call, the null runner's own request time (inputs, L2 flush, fingerprint)
+    int calls = 0;          // timed calls of the submission at this shape
     double flops = 0, bytes = 0;  // the shape's work: FLOPs, and bytes read and written once
     double gbps = 0;               // bytes the shape must move / time
     bool bandwidth_bound = false;  // its byte floor (bytes / copy bandwidth) exceeds its FLOP floor: report GB/s
     int checked_calls = 0, failed_calls = 0;
     std::map<std::string, double> baseline_ms;  // other pipelines timed in the same process
-    // Task 4: device memory of one call, watched by the grader (timed.cpp): io_bytes (Q, K, V, O),
+    // Task 4: device memory of one timed request, watched by the grader (timed.cpp): io_bytes (Q, K, V, O),
     // flush_bytes (the timing's L2 flush), scores_bytes (the S×S scores, all heads), scores_slice_bytes,
-    // pipeline_peak_bytes (cuBLAS + softmax, in slices), submission_peak_bytes. Empty elsewhere.
+    // pipeline_peak_bytes (cuBLAS + softmax, in slices), submission_peak_bytes and null_peak_bytes (a fresh
+    // runner of the submission's / the harness alone, from before it starts). Empty elsewhere.
     std::map<std::string, double> memory_bytes;
     std::string memory_error;  // why the submission's memory was not measured
     std::string flag;                           // why no credit (wrong output, implausibly fast, …)
@@ -57,6 +61,7 @@ std::map<std::string, double> stored_reference_times(const std::string& path, co
 // runner for the task (the student kit) the submission alone is timed and, where
 // `reference_times` has this GPU, each row gets an estimate (never credit).
 PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bin_dir, const std::string& ref_bin_dir,
-                           double timeout_s, const std::string& log_path, const std::string& reference_times = "");
+                           double timeout_s, const std::string& log_path, const std::string& reference_times = "",
+                           bool with_baselines = true);
 
 }  // namespace grader

@@ -47,7 +47,9 @@ std::string perf_table(const TaskReport& t) {
                               : std::string("\nSpeed (shown for the roofline, not credited; the reference timed on the same "
                                             "GPU in the same run where it is here):\n\n");
     if (t.perf.rows.empty()) return md + (t.perf.note.empty() ? "not measured" : t.perf.note) + "\n";
-    md += fmt::format("{}: ceilings measured in the same run: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s.\n\n",
+    md += fmt::format("{}: ceilings measured in the same run: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s. A time is the "
+                      "grader's own clock: what a runner's timed requests (many calls back to back, fresh inputs each, L2 "
+                      "flushed) took beyond the same requests to the harness alone, per call; no runner reports a time.\n\n",
                       t.perf.gpu, t.perf.copy_gbps, t.perf.sgemm_tflops);
     if (!t.perf.note.empty()) md += t.perf.note + ".\n\n";
     std::vector<std::string> baselines;  // every row's, in order of first appearance
@@ -97,23 +99,23 @@ std::string memory_table(const TaskReport& t) {
     if (!any) return "";
     std::string md =
         "\nMemory, side by side: the unfused pipeline (cuBLAS + softmax) writes the S×S scores to device memory; "
-        "a fused kernel keeps them on chip. Measured: the GPU's used memory during one call, watched by the grader "
-        "(the pipeline in slices of at most 1 GB of scores, as it is timed; the submission in a fresh runner, its "
+        "a fused kernel keeps them on chip. Measured: the GPU's used memory during one timed request, watched by the "
+        "grader (the pipeline in slices of at most 1 GB of scores, as it is timed; the submission's runner and the null "
+        "runner — the harness with a submission that does nothing — each fresh, from before it starts: its CUDA context, "
         "inputs and output and the timing's L2-flush buffer included).\n\n"
-        "| shape | Q, K, V, O | S×S scores, all heads | pipeline measured | submission measured | submission beyond Q, K, V, O "
-        "and the flush |\n|---|---|---|---|---|---|\n";
+        "| shape | Q, K, V, O | S×S scores, all heads | pipeline measured | submission's runner | harness alone | "
+        "submission beyond the harness |\n|---|---|---|---|---|---|---|\n";
     for (const auto& r : t.perf.rows) {
         const auto& m = r.memory_bytes;
         auto at = [&](const char* k) { return m.count(k) ? m.at(k) : 0.0; };
         if (m.empty()) continue;
         const bool sliced = at("scores_slice_bytes") < at("scores_bytes");
-        const std::string mine = m.count("submission_peak_bytes") ? gb(at("submission_peak_bytes")) : cell("not measured: " + r.memory_error);
-        const std::string beyond = m.count("submission_peak_bytes")
-                                       ? gb(std::max(0.0, at("submission_peak_bytes") - at("io_bytes") - at("flush_bytes")))
-                                       : "–";
-        md += fmt::format("| {} | {} | {}{} | {} | {} | {} |\n", r.name, gb(at("io_bytes")), gb(at("scores_bytes")),
+        const bool measured = m.count("submission_peak_bytes") && m.count("null_peak_bytes");
+        const std::string mine = measured ? gb(at("submission_peak_bytes")) : cell("not measured: " + r.memory_error);
+        md += fmt::format("| {} | {} | {}{} | {} | {} | {} | {} |\n", r.name, gb(at("io_bytes")), gb(at("scores_bytes")),
                           sliced ? fmt::format(" (in slices of {})", gb(at("scores_slice_bytes"))) : "",
-                          gb(at("pipeline_peak_bytes")), mine, beyond);
+                          gb(at("pipeline_peak_bytes")), mine, measured ? gb(at("null_peak_bytes")) : "–",
+                          measured ? gb(std::max(0.0, at("submission_peak_bytes") - at("null_peak_bytes"))) : "–");
     }
     return md;
 }

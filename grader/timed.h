@@ -1,14 +1,19 @@
 // timed.h — performance measured by trusted code: `grader --measure-perf N` (run by the grader as
 // a child process, like everything that touches the GPU). For each of the task's course shapes it
-// asks the submission's runner and then the reference's for timed calls on fresh inputs made
-// from nonces; brackets each request with its own clock; flags reported times that do not agree
-// with that clock; checks the fingerprints of two timed calls it picks afterwards against the
-// oracle; and measures the GPU's ceilings itself. Prints one JSON document (perf.cpp reads it).
+// sends timed requests — many calls back to back on fresh inputs made from nonces — to the null
+// runner (the harness with a submission that does nothing), the submission's runner and the
+// reference's, one runner alive at a time, and times each request with its own clock. A call's
+// time is what the request took beyond the null runner's, per call: no runner reports a time, so
+// nothing the submission can run or replace sits between the clock and the report. It checks every
+// timed call's fingerprint for NaN and repeats, and those of calls it picks afterwards against the
+// oracle; flags threads and signal handlers the submission's runner has and the null runner has
+// not; and measures the GPU's ceilings itself. Prints one JSON document (perf.cpp reads it).
 #pragma once
 #include <string>
 
 namespace grader {
 
-int measure_performance(int task, const std::string& bin_dir, const std::string& ref_bin_dir);
+// with_baselines: also the course's baselines and Task 4's memory table (not in calibration runs).
+int measure_performance(int task, const std::string& bin_dir, const std::string& ref_bin_dir, bool with_baselines = true);
 
 }  // namespace grader

@@ -25,12 +25,16 @@ __global__ void digest_kernel(const float* p, size_t n, double* out) {
 
 }  // namespace
 
+void digest_into(const float* d, size_t n, double* slot) {
+    digest_kernel<<<unsigned(n / 1024 + 1 < 4096 ? n / 1024 + 1 : 4096), 256>>>(d, n, slot);
+    CUDA_CHECK_LAUNCH();
+}
+
 Digest digest(const float* d, size_t n) {
     double* acc = nullptr;
     CUDA_CHECK(cudaMalloc(&acc, 3 * sizeof(double)));
     CUDA_CHECK(cudaMemset(acc, 0, 3 * sizeof(double)));
-    digest_kernel<<<unsigned(n / 1024 + 1 < 4096 ? n / 1024 + 1 : 4096), 256>>>(d, n, acc);
-    CUDA_CHECK_LAUNCH();
+    digest_into(d, n, acc);
     double h[3];
     CUDA_CHECK(cudaMemcpy(h, acc, sizeof h, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaFree(acc));

@@ -14,6 +14,10 @@ struct Digest {
 // Enqueued on the default stream; returns once it is done.
 Digest digest(const float* d, size_t n);
 
+// Enqueued on the default stream, returns at once: adds d's sum, sum of squares and non-finite
+// count into slot[0..2] (device memory, zeroed by the caller).
+void digest_into(const float* d, size_t n, double* slot);
+
 // Whether two digests of outputs that should agree within float tolerance do.
 bool digests_agree(const Digest& got, const Digest& want, size_t n);
 

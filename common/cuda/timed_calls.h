@@ -1,16 +1,19 @@
-// timed_calls.h — the runner's side of a graded timing: `warmup` + `reps` calls, each on fresh
-// inputs (`prepare(i)`, untimed), after an L2 flush, between CUDA events with the device
-// synchronised; each timed call's output fingerprinted (digest.h) right after it. The result goes
-// back to the trusted side, which brackets the whole request with its own clock and checks the
-// fingerprints of calls it picks afterwards (grader/timed.cpp).
+// timed_calls.h — the runner's side of a graded timing: `calls` calls back to back, each on fresh
+// inputs (`prepare(i)`: made from the request's nonce), after an L2 flush, with its output
+// fingerprinted (digest.h) on the default stream right after it. Nothing here reads a clock: the
+// trusted side times the whole request with its own clock, subtracts what the null runner (the
+// harness with nothing of the student's) takes for the same request, and checks the fingerprints
+// of calls it picks afterwards (grader/timed.cpp). Work the call leaves on another stream races the
+// fingerprint that follows it and shows as a wrong one.
 #pragma once
 #include <functional>
 #include <nlohmann/json.hpp>
 
 namespace attn {
 
-// {"ms": [reps], "digests": [[sum, sumsq, nonfinite] × reps]}
-nlohmann::json timed_calls(int warmup, int reps, const float* out, size_t out_n, const std::function<void(int)>& prepare,
+// {"digests": [[sum, sumsq, nonfinite] × calls]}. Nothing is synchronised between calls: the
+// device runs the harness's work and the calls back to back; the reply waits for all of it.
+nlohmann::json timed_calls(int calls, const float* out, size_t out_n, const std::function<void(int)>& prepare,
                            const std::function<void()>& call);
 
 }  // namespace attn
