@@ -48,6 +48,7 @@ struct Options {
     std::map<int, std::vector<std::string>> objects;  // the student's object files per task
     double timeout_s = 0;                              // overrides the rubric's case_timeout_s when > 0
     bool perf_only = false;  // calibration of the speed curve: time a known-correct kernel, skip its cases
+    bool no_baselines = false;  // --measure-perf: the submission and the reference only (calibration runs)
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -91,6 +92,7 @@ Options parse(int argc, char** argv) {
             else if (a == "--bin-dir") o.bin_dir = value();
             else if (a == "--reference-bin-dir") o.ref_bin_dir = value();
             else if (a == "--perf-only") o.perf_only = true;
+            else if (a == "--no-baselines") o.no_baselines = true;
             else if (a == "--objects") {
                 const std::string v = value();
                 const size_t eq = v.find('=');
@@ -143,7 +145,7 @@ std::string label(const RubricTask& rt) { return rt.bonus.empty() ? fmt::format(
 // The trusted measurement of the task's speed (perf.h), and a line per timed shape.
 void time_task(TaskReport& t, const RubricTask& rt, const Rubric& rubric, const Options& opt, const std::string& logs) {
     t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
-                             fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt));
+                             fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt), !opt.perf_only);
     for (const auto& r : t.perf.rows)
         fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  {} {}\n", r.name, r.ms, r.ref_ms,
                    rt.perf.share > 0 ? fmt::format("credit {:3.0f}%", 100 * r.credit) : "(shown, not credited)", r.flag);
@@ -154,16 +156,22 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
                 GradeReport& g, const std::string& logs) {
     t.perf_share = rt.perf.share, t.perf_timed = rt.perf.timed;
     // A static check of the student's objects: it needs no GPU, so it runs even where the task cannot.
+    const std::string null_runner = attn::remote::null_runner_path(rt.id);
     auto it = opt.objects.find(rt.id);
     if (it == opt.objects.end()) {
-        t.note = "symbol check not run: no --objects given for this task";
+        t.note = "symbol check of the objects not run: no --objects given for this task";
     } else {
         std::vector<std::string> own;
         for (const auto& [task, objs] : opt.objects) own.insert(own.end(), objs.begin(), objs.end());
-        for (const auto& sym : disallowed_symbols(it->second, own, rt.harness))
+        for (const auto& sym : disallowed_symbols(it->second, own, rt.harness, null_runner))
             t.flags.push_back("disallowed symbol (a task may use its own code, the C/C++ and CUDA runtimes, and the "
-                              "harness names grader/rubric.json lists for it): " + sym);
+                              "harness names grader/rubric.json lists for it; it may not replace any of them, nor run code "
+                              "outside its calls): " + sym);
     }
+    // The program that runs, whatever objects were named: no function of it may stand in for a library's.
+    const std::string runner = fmt::format("{}/runner_task{}", opt.bin_dir.empty() ? self_dir() : opt.bin_dir, rt.id);
+    if (access(runner.c_str(), R_OK) == 0)
+        for (const auto& sym : interposing_definitions(runner, null_runner)) t.flags.push_back("replaces a library function: " + sym);
     if (opt.perf_only) {  // a calibration run (tools/check_controls.py): the kernel's correctness is shown elsewhere
         std::string why;
         if (!attn::has_cuda_device(&why)) {
@@ -223,7 +231,7 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
 int main(int argc, char** argv) {
     if (argc > 2 && std::string(argv[1]) == "--measure-perf") {  // the grader's own child (perf.cpp)
         const Options opt = parse(argc - 2, argv + 2);
-        return measure_performance(std::atoi(argv[2]), opt.bin_dir, opt.ref_bin_dir);
+        return measure_performance(std::atoi(argv[2]), opt.bin_dir, opt.ref_bin_dir, !opt.no_baselines);
     }
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--submissions" || std::string(argv[i]) == "--collect") batch(argc, argv);
