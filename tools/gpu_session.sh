@@ -2,7 +2,7 @@
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
 # elsewhere (tools/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   [ONLY_TASKS="5"] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [reftimes]
+#   [ONLY_TASKS="5"] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [SKIP_EXPLOITS=1] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [reftimes]
 # Carry carry/ (tools/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
 # model.safetensors}: its goldens and the model's reference are made there.
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
@@ -18,9 +18,10 @@ OUT=${OUT:-build/gpu-out}
 mkdir -p "$OUT"
 mkdir -p build && [ -f carry/gpu.tar.xz ] && tar -C build -xJf carry/gpu.tar.xz  # → build/carry/
 export ATTNLAB_GOLDENS=$PWD/goldens PYTHONUNBUFFERED=1
+export ATTNLAB_NULL_RUNNER_DIR=$PWD/build/carry/reference/null-runners  # the harness alone, for every grader and test here
 GPU_TASKS=${ONLY_TASKS:-$(ls build/carry/reference | sed -n 's/^task\([0-9]\)$/\1/p' | tr '\n' ' ')}
 summary=()
-note() { summary+=("$1"); echo "== $1"; }
+note() { summary+=("[$(date +%T)] $1"); echo "== [$(date +%T)] $1"; }
 
 [ -x /usr/bin/bwrap ] || { [ -f build/carry/bwrap ] && install -m 755 build/carry/bwrap /usr/bin/bwrap; }  # the runners' sandbox
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
@@ -51,6 +52,9 @@ note "full marks check: $(tail -n 1 "$OUT/check_grade.log")"
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
 [ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})b?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 [ -z "${SKIP_CONTROLS:-}" ] && note "controls: $(tail -n 1 "$OUT/controls.log")"
+# the exploits only a GPU run can catch (packed by tools/pack_gpu.sh), each graded by the reference grader
+[ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && python3 tools/check_exploits.py --prebuilt $(ls build/carry/exploits | grep -E "${ONLY_EXPLOITS:-.}" | sed 's/^/--only /') > "$OUT/exploits.log" 2>&1
+[ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && note "exploits: $(tail -n 1 "$OUT/exploits.log")"
 
 for arg in "$@"; do
   case $arg in

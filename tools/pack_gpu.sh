@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 GPU_TASKS=$(sed -n 's/^GPU_TASKS *:= *//p' Makefile)
 make --no-print-directory -j2 IMPL=reference all >/dev/null
 make --no-print-directory -j2 IMPL=skeleton all >/dev/null
-rm -rf carry/gpu.tar.xz build/carry && mkdir -p build/carry/reference build/carry/skeleton build/carry/controls carry  # other folders in carry/ are left alone
+rm -rf carry/gpu.tar.xz build/carry && mkdir -p build/carry/reference build/carry/skeleton build/carry/controls build/carry/exploits carry  # other folders in carry/ are left alone
 for t in $GPU_TASKS; do
   strip -o build/carry/reference/task$t build/reference/bin/task$t
   strip -o build/carry/skeleton/task$t build/skeleton/bin/task$t
@@ -17,6 +17,11 @@ done
 for t in 1 2 3 4 5 6 7; do
   [ -f build/reference/bin/runner_task$t ] && strip -o build/carry/reference/runner_task$t build/reference/bin/runner_task$t
   [ -f build/skeleton/bin/runner_task$t ] && strip -o build/carry/skeleton/runner_task$t build/skeleton/bin/runner_task$t
+done
+# the null runners (the harness alone): the grader and the tests measure submissions beside them
+mkdir -p build/carry/reference/null-runners build/carry/skeleton/null-runners
+for f in build/common/null-runners/runner_task*; do
+  strip -o build/carry/reference/null-runners/$(basename $f) $f && cp build/carry/reference/null-runners/$(basename $f) build/carry/skeleton/null-runners/
 done
 cp /usr/bin/bwrap build/carry/bwrap  # Debian's bubblewrap: the GPU machine may not have one
 strip -o build/carry/reference/grader build/reference/bin/grader
@@ -53,5 +58,16 @@ for c in $gpu_controls; do
   t=$(sed "s/^task\([0-9]*\).*/\1/" <<<"$c")  # a control grades its own task (task4b_…: Task 4): its grader and that task's runner
   for f in build/controls/$c/grader build/controls/$c/runner_task$t; do  # calibration cases have no grader of their own
     [ -f $f ] && strip -o build/carry/controls/$c/$(basename $f) $f; done
+done
+# the exploits a GPU run must catch (grader/exploits.json "gpu"), and one the program audit names there
+gpu_exploits=${PACK_EXPLOITS:-$(/usr/bin/python3 -c "
+import json; print(' '.join(e['name'] for e in json.load(open('grader/exploits.json'))['exploits'] if e.get('gpu') or e['name'] == 'defines_event_timing'))")}
+for e in $gpu_exploits; do
+  /usr/bin/python3 -c "
+import sys; sys.path.insert(0, 'tools'); import check_exploits as c, json
+e = next(x for x in json.load(open('grader/exploits.json'))['exploits'] if x['name'] == '$e')
+c.build(e)" || { echo "pack_gpu: exploit $e did not build"; exit 1; }
+  mkdir -p build/carry/exploits/$e
+  for f in build/exploits/$e/runner_task*; do strip -o build/carry/exploits/$e/$(basename $f) $f; done
 done
 tar -C build -cJf carry/gpu.tar.xz carry && du -sh carry
