@@ -6,6 +6,7 @@
 #   make profile-task2 | profile-task4 | profile-task5              Nsight Compute on your kernel: a summary + the .ncu-rep (GPU)
 #   make sanitize-task2 | sanitize-task4 | sanitize-task5           compute-sanitizer on your kernels' small shapes (GPU)
 #   make task4-bf16 [IMPL=…] [SUITE=…] | bench-task4-bf16   Task 4's bf16 bonus: its tests (GPU) | TFLOP/s
+#   make task4-backward [IMPL=…] [SUITE=…] | bench-task4-backward   Task 4's backward bonus: its tests (GPU) | TFLOP/s
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
@@ -100,7 +101,7 @@ GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tas
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp task4/bf16_convert.* \
-              task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
+              task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task4/backward_oracle.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               tools/make_goldens.py tools/llm_reference.py tools/train_model.py tools/install_deps.sh tools/fetch_assets.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
@@ -108,7 +109,7 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16
+.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward
 .PHONY: help all deps model python torch-speedups hf-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
@@ -116,7 +117,7 @@ IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,12p' Makefile
+	@sed -n '3,13p' Makefile
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
@@ -258,8 +259,9 @@ $(PY_BUILD)/%.o: %.cu
 
 # ---- Task 4's bf16 bonus (task4/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
 # Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
-TASK4_BONUS_CASES := task4/cases_bf16.cpp
-TASK4B_CASES := $(TASK4_BONUS_CASES) task4/remote.cpp
+TASK4C_ORACLE := task4/backward_oracle_cpu.cpp task4/backward_oracle_gpu.cu
+TASK4_BONUS_CASES := task4/cases_bf16.cpp task4/cases_backward.cpp $(TASK4C_ORACLE)
+TASK4B_CASES := task4/cases_bf16.cpp task4/remote.cpp
 $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_bf16.cpp $(TASK4B_CASES)) \
                          $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
 	@mkdir -p $(dir $@)
@@ -286,6 +288,38 @@ build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-bf16: build/reference/bin/ladder_task4_bf16
+	./$< $(ARGS)
+
+# ---- Task 4's backward bonus (task4/task4_backward.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
+# Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_backward.cu), so runner_task4 serves it.
+TASK4C_CASES := task4/cases_backward.cpp $(TASK4C_ORACLE) task4/remote.cpp
+$(BUILD)/bin/task4_backward: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_backward.cpp $(TASK4C_CASES)) \
+                             $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+task4-backward:
+	@bash tools/install_deps.sh --packages-only
+	@$(MAKE) --no-print-directory goldens-if-stale-task4
+	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_backward $(RUNNER_BIN_DIR)/runner_task4
+	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_backward
+
+$(BUILD)/bin/bench_task4_backward: $(call obj_common,task4/bench_task4_backward.cpp $(TASK4C_ORACLE) $(TASK4_EXTRA)) $(HARNESS_OBJ) \
+                                   $(call obj_impl,$(TASK4_SRC))
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+bench-task4-backward: $(BUILD)/bin/bench_task4_backward
+	./$(BUILD)/bin/bench_task4_backward $(ARGS)
+
+# The backward's ladder (course staff): every rung of task4/ladder/backward beside the reference.
+build/reference/bin/ladder_task4_backward: $(call obj_common,task4/ladder/backward/bench_ladder_backward.cpp \
+                                           task4/ladder/backward/naive_backward.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ) \
+                                           build/reference/task4/reference/flash_attention_backward.o
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+ladder-task4-backward: build/reference/bin/ladder_task4_backward
 	./$< $(ARGS)
 
 # ---- benchmarks (GPU) --------------------------------------------------------------------------
@@ -424,7 +458,8 @@ grade-build: $(GRADER_BIN) $(RUNNERS) \
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
      $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4) \
-     $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16
+     $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16 \
+     $(BUILD)/bin/task4_backward $(BUILD)/bin/bench_task4_backward
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)
