@@ -234,8 +234,11 @@ unit: $(BUILD)/bin/unit_tests
 # build/<impl>/python/libattnlab.so: python/bridge.cpp's C interface over the student's Tasks 2, 4 and 5,
 # from the same sources the tests link, compiled again with -fPIC (objects under build/<impl>/python/).
 # CUDA's runtime is linked statically: the library needs only the driver, whatever CUDA torch carries.
+# Task 4's backward bonus (task4/task4_backward.h) is part of Task 4's implementation; named apart so that the bridge
+# links it whatever TASK4_SRC says (listed once if TASK4_SRC has it too).
 PY_BUILD    := $(BUILD)/python
-BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(TASK4_SRC) $(TASK5_SRC) task4/tuning.cpp \
+TASK4_BACKWARD_SRC ?= task4/$(IMPL)/flash_attention_backward.cu
+BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(sort $(TASK4_SRC) $(TASK4_BACKWARD_SRC)) $(TASK5_SRC) task4/tuning.cpp \
                common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
 BRIDGE_OBJ   = $(addprefix $(PY_BUILD)/,$(addsuffix .o,$(basename $(BRIDGE_SRC))))
 python: $(PY_BUILD)/libattnlab.so
