@@ -10,6 +10,7 @@ python` builds; and tools/train_attnlab.py end to end in its CPU test mode.
 The tests on a GPU are python/tests/test_bridge_gpu.py.
 """
 import ctypes
+import math
 import os
 import subprocess
 import sys
@@ -486,6 +487,76 @@ for name, args in (("attention", (None,) * 4), ("attention_lse", (None,) * 5), (
         lib = ctypes.CDLL(path)
         for name in _library._SIGNATURES:
             self.assertTrue(hasattr(lib, name), name)
+
+
+class TrainOnYourKernels(unittest.TestCase):
+    """tools/train_attnlab.py (make train-attnlab): its model is train_model.py's, its verdict can say both
+    things, and its CPU test mode runs end to end (the three runs, the JSON, the picture, --plot)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        import train_attnlab
+        cls.ta = train_attnlab
+
+    def test_model_is_train_models(self):  # CourseGPT.forward is GPT2.forward with the attention passed in
+        import llm_reference
+        import train_model
+        torch.manual_seed(3)
+        theirs = train_model.GPT2(50257, 256, 64, 2, 1).eval()
+        torch.manual_seed(3)
+        mine = self.ta.CourseGPT(50257, 256, 64, 2, 1, attend=llm_reference.causal_attention).eval()
+        tokens = torch.randint(0, 50257, (2, 17))
+        with torch.no_grad():
+            self.assertTrue(torch.equal(mine(tokens), theirs(tokens)))
+
+    def runs(self, attn_offset, attn_wiggle, noise_wiggle, steps=(10, 20, 30, 40)):
+        def run(offset, wiggle):
+            train = [5.0 - 0.01 * i + (offset + wiggle * (-1) ** i) for i in range(steps[-1])]
+            return {"eval_steps": list(steps), "val_loss": [5.0 - s / 100 + offset + wiggle * (-1) ** (s // 10) for s in steps],
+                    "train_loss": train}
+        return {"sdpa": run(0.0, 0.0), "sdpa-math": run(0.0, noise_wiggle), "attnlab": run(attn_offset, attn_wiggle)}
+
+    def test_verdict(self):
+        self.assertTrue(self.ta.verdict(self.runs(0.0, 0.01, 0.01))["agree"])
+        self.assertTrue(self.ta.verdict(self.runs(0.0, 0.0, 0.0))["agree"])  # all equal (the CPU test mode)
+        v = self.ta.verdict(self.runs(0.1, 0.0, 0.01))  # attnlab 0.1 nats off, noise 0.01
+        self.assertFalse(v["agree"])
+        self.assertFalse(v["validation"]["agree"])
+        self.assertIn("DIFFER", self.ta.verdict_lines(v)[-1])
+        self.assertFalse(self.ta.verdict(self.runs(0.0, 0.05, 0.01))["agree"])  # a wiggle 5× the noise's
+        short = self.runs(0.0, 0.0, 0.0)
+        short["attnlab"]["eval_steps"], short["attnlab"]["val_loss"] = [10], [4.9]  # cut short: the common steps only
+        self.assertEqual(self.ta.verdict(short)["steps"], [10])
+
+    def test_cpu_end_to_end(self):
+        import json
+        import tempfile
+        out = tempfile.mkdtemp(prefix="train-attnlab-")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, ".deps", "py"), os.environ.get("PYTHONPATH", "")]))
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "train_attnlab.py"), "--test", "--out", out],
+                             env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stdout[-3000:] + run.stderr[-3000:])
+        self.assertIn("AGREE", run.stdout)
+        with open(os.path.join(out, "train_attnlab.json")) as f:
+            result = json.load(f)
+        steps = self.ta.TEST["steps"]
+        for name in self.ta.RUNS:
+            r = result["runs"][name]
+            self.assertEqual((r["steps_done"], len(r["train_loss"]), r["eval_steps"][-1]), (steps, steps, steps))
+            self.assertTrue(all(math.isfinite(x) and 5 < x < 12 for x in r["train_loss"] + r["val_loss"]))
+            self.assertGreater(r["tokens_per_s"], 0)
+        self.assertTrue(result["verdict"]["agree"])
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return
+        self.assertGreater(os.path.getsize(os.path.join(out, "train_attnlab.png")), 10000)
+        png = os.path.join(out, "again.png")
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "train_attnlab.py"), "--plot",
+                              os.path.join(out, "train_attnlab.json"), "--png", png], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        self.assertTrue(os.path.isfile(png))
 
 
 class SpeedupsIntoResults(unittest.TestCase):
