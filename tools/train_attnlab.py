@@ -126,8 +126,9 @@ def val_windows(val, seq, limit=None):
     return x, y
 
 
-def train_one(name, cfg, data, device, seed, max_minutes):
-    """One run: returns its log (every step's training loss, validation losses, tokens/s)."""
+def train_one(name, cfg, data, device, seed, max_minutes, stop_at=None):
+    """One run: returns its log (every step's training loss, validation losses, tokens/s). stop_at: the step
+    an earlier run was cut short at (the schedule still follows cfg["steps"])."""
     train, (vx, vy) = data
     attend, context = attention_for(name, device)
     torch.manual_seed(seed)  # the same initial weights (built on the CPU) and the same dropout masks in every run
@@ -167,7 +168,7 @@ def train_one(name, cfg, data, device, seed, max_minutes):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             losses[step - 1] = loss.detach()
-            out_of_time = max_minutes and time.time() - t_start > max_minutes * 60
+            out_of_time = (max_minutes and time.time() - t_start > max_minutes * 60) or step == stop_at
             if step % cfg["eval_every"] == 0 or step == steps or out_of_time:
                 sync()
                 prev = log["eval_steps"][-1] if log["eval_steps"] else 0
@@ -182,7 +183,8 @@ def train_one(name, cfg, data, device, seed, max_minutes):
                 t0 = time.time()
             if out_of_time:
                 log["cut_short"] = True
-                print(f"train_attnlab: {name}: stopped at step {step}: --max-minutes {max_minutes:g}", flush=True)
+                why = f"--max-minutes {max_minutes:g}" if step != stop_at else "where an earlier run stopped"
+                print(f"train_attnlab: {name}: stopped at step {step} of {steps}: {why}", flush=True)
                 break
     if not torch.isfinite(losses[:step]).all():
         raise RuntimeError(f"{name}: the training loss is not finite")
@@ -342,9 +344,11 @@ def main():
           f"sequences of {cfg['seq']}, batches of {cfg['batch']}, {cfg['steps']} steps, evaluation every "
           f"{cfg['eval_every']} on {data[1][0].shape[0]} windows; {len(ids)} tokens ({len(train)} train)", flush=True)
     os.makedirs(args.out, exist_ok=True)
-    runs = {}
+    runs, stop_at = {}, None
     for name in RUNS:
-        runs[name] = train_one(name, cfg, data, device, args.seed, args.max_minutes)
+        runs[name] = train_one(name, cfg, data, device, args.seed, args.max_minutes, stop_at)
+        if runs[name]["cut_short"]:  # the later runs need go no further: the verdict compares common steps
+            stop_at = runs[name]["steps_done"]
         tps = runs[name]["tokens_per_s"]
         print(f"train_attnlab: {name}: {runs[name]['steps_done']} steps in {runs[name]['seconds']:.0f} s, "
               f"{'%.0f tokens/s' % tps if tps else 'tokens/s not measured'}", flush=True)
