@@ -12,7 +12,7 @@
 #   here:   bash tools/bridge_gpu_check.sh pack-backward      # make python IMPL=reference, the tokens → carry/bwd-python/
 #   there:  bash tools/bridge_gpu_check.sh backward           # carry: carry/bwd-python; ≈ 8 minutes
 #           python/tests/test_bridge_gpu.py (with the gradient checks), then make train-attnlab's run
-#           (tools/train_attnlab.py, STEPS=1500 steps, at most MAX_MINUTES=1.7 a run) into $OUT: the log, the
+#           (tools/train_attnlab.py, STEPS=1500 steps, at most MAX_MINUTES=1.6 a run) into $OUT: the log, the
 #           JSON of the curves, the picture where matplotlib is (else: tools/train_attnlab.py --plot JSON here).
 #
 # Checks: python/tests/test_bridge_gpu.py (attention incl. causal, Sq ≠ Sk, S = 1/127/129, D = 32…128;
@@ -62,13 +62,14 @@ if [ "${1:-}" = train ]; then
   exit 0
 fi
 
-timeout 240 $PY python/tests/test_bridge_gpu.py -v > "$OUT/bridge_tests.log" 2>&1
+# backward: the tests get 170 s and the training 380 s (3 runs of at most MAX_MINUTES), within a 600 s call
+timeout "$([ "${1:-}" = backward ] && echo 170 || echo 240)" $PY python/tests/test_bridge_gpu.py -v > "$OUT/bridge_tests.log" 2>&1
 note "bridge on the GPU (python/tests/test_bridge_gpu.py): exit $? — $(grep -E '^(OK|FAILED)' "$OUT/bridge_tests.log" | tail -n 1)"
 
 if [ "${1:-}" = backward ]; then
   while read -r line; do note "$line"; done < <(grep '^gradients:' "$OUT/bridge_tests.log")
-  timeout 420 $PY tools/train_attnlab.py --tokens "$CARRY/kjv-tokens.pt" --out "$OUT" --steps "${STEPS:-1500}" \
-    --max-minutes "${MAX_MINUTES:-1.7}" > "$OUT/train_attnlab.log" 2>&1
+  timeout 380 $PY tools/train_attnlab.py --tokens "$CARRY/kjv-tokens.pt" --out "$OUT" --steps "${STEPS:-1500}" \
+    --max-minutes "${MAX_MINUTES:-1.6}" > "$OUT/train_attnlab.log" 2>&1
   note "train_attnlab (make train-attnlab's run): exit $?"
   while read -r line; do note "$line"; done < <(grep 'steps in\|stopped at\|loss:\|AGREE\|DIFFER\|matplotlib\|Error\|skipped' "$OUT/train_attnlab.log")
   exit 0
