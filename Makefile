@@ -12,6 +12,7 @@
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
 #   make python [IMPL=…]                            the Python bridge: build/<impl>/python/libattnlab.so (python/attnlab)
 #   make torch-speedups | hf-attnlab [IMPL=…]        (GPU, CUDA torch) your kernels against torch into Results.md; HF models on them
+#   make train-attnlab [IMPL=…]                      (GPU, CUDA torch) Task 7's model trained on your 4c backward beside SDPA
 #   make model | goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
@@ -110,7 +111,7 @@ HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward
-.PHONY: help all deps model python torch-speedups hf-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
@@ -235,8 +236,11 @@ unit: $(BUILD)/bin/unit_tests
 # build/<impl>/python/libattnlab.so: python/bridge.cpp's C interface over the student's Tasks 2, 4 and 5,
 # from the same sources the tests link, compiled again with -fPIC (objects under build/<impl>/python/).
 # CUDA's runtime is linked statically: the library needs only the driver, whatever CUDA torch carries.
+# Task 4's backward bonus (task4/task4_backward.h) is part of Task 4's implementation; named apart so that the bridge
+# links it whatever TASK4_SRC says (listed once if TASK4_SRC has it too).
 PY_BUILD    := $(BUILD)/python
-BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(TASK4_SRC) $(TASK5_SRC) task4/tuning.cpp \
+TASK4_BACKWARD_SRC ?= task4/$(IMPL)/flash_attention_backward.cu
+BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(sort $(TASK4_SRC) $(TASK4_BACKWARD_SRC)) $(TASK5_SRC) task4/tuning.cpp \
                common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
 BRIDGE_OBJ   = $(addprefix $(PY_BUILD)/,$(addsuffix .o,$(basename $(BRIDGE_SRC))))
 python: $(PY_BUILD)/libattnlab.so
@@ -250,6 +254,11 @@ torch-speedups: python
 	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/torch_speedups.py --results $(OUT)/Results.md
 hf-attnlab: python
 	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/hf_attnlab.py
+# Task 7's model trained twice, on SDPA and on attnlab.attention (Task 4c's forward and backward), float32, one seed and
+# data order, with SDPA's math backend as the noise: the curves, tokens/s and the verdict → $(TRAIN_OUT) (a few minutes).
+TRAIN_OUT ?= build/train-attnlab
+train-attnlab: python
+	PYTHONPATH=python:$(CURDIR)/.deps/py ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/train_attnlab.py --out $(TRAIN_OUT) $(TRAIN_ARGS)
 $(PY_BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -fPIC $(SOLUTION_FLAG) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@

@@ -10,7 +10,7 @@ import os
 import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ABI_VERSION = 1  # python/bridge.cpp's attnlab_abi_version()
+ABI_VERSION = 2  # python/bridge.cpp's attnlab_abi_version()
 _ERR_LEN = 2048
 
 _lock = threading.Lock()
@@ -20,6 +20,8 @@ _P, _I = ctypes.c_void_p, ctypes.c_int
 _BUF = (ctypes.c_char_p, _I)
 _SIGNATURES = {
     "attnlab_attention": (_I, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I) + _BUF,
+    "attnlab_attention_lse": (_I, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I) + _BUF,
+    "attnlab_attention_backward": (_I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I) + _BUF,
     "attnlab_decode": (_I, _P, _P, _P, _P, _I, _I, _I, _I, _I) + _BUF,
     "attnlab_softmax": (_I, _P, _P, _I, _I) + _BUF,
     "attnlab_gemm_nn": (_I, _P, _P, _P, _I, _I, _I, _I) + _BUF,

@@ -8,8 +8,8 @@ its output with torch on the inputs' device, and calls the student's (or the ref
 through libattnlab.so; an error the C++ side reports (a TODO not written yet, a CUDA error) is
 raised as RuntimeError with its message. The kernels run on the legacy default stream, ordered with
 torch's current stream (see _streams.py): results are safe to use on the current stream at once,
-without a host synchronisation. Nothing here computes gradients (inputs that require grad are
-refused).
+without a host synchronisation. attention has a backward (Task 4c, through the operator
+attnlab::attention: op.py, backward.py); the others have none and refuse inputs that require grad.
 """
 import torch
 
@@ -18,14 +18,34 @@ from ._streams import ordered_with_current_stream
 
 
 def attention(q, k, v, causal=False):
-    """softmax(q kᵀ / √D) v with Task 4's fused kernel (task4::flash_attention_forward).
+    """softmax(q kᵀ / √D) v with Task 4's fused kernel (task4::flash_attention_forward); differentiable.
 
     q: [B, H, Sq, D]; k, v: [B, H, Sk, D] (Sq ≠ Sk allowed); float32, contiguous, one CUDA device;
     D ∈ {32, 64, 96, 128}. causal: key j is visible to query i iff j ≤ i + (Sk − Sq), bottom-right
     aligned as in FlashAttention (the usual lower triangle when Sq == Sk; with Sq > Sk the first
     Sq − Sk rows see no key and are 0). Note torch's scaled_dot_product_attention(is_causal=True)
     aligns top-left when Sq ≠ Sk. Returns o [B, H, Sq, D].
+
+    When an input requires grad (grad mode on) it runs Task 4c instead: the forward that also keeps each
+    row's log-sum-exp, and in the backward FlashAttention-2's backward (dq, dk, dv; a row that sees no
+    key gets zero gradients). Under torch.compile it is the operator torch.ops.attnlab.attention.
     """
+    if _op_needed(q, k, v):
+        return torch.ops.attnlab.attention(q, k, v, causal)
+    return attention_kernel(q, k, v, causal)
+
+
+def _op_needed(*tensors):
+    """Through the operator (op.py) when autograd must record the call or torch.compile is tracing it;
+    otherwise straight to the kernel (no dispatcher in the way of Task 4's timings)."""
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and getattr(compiler, "is_compiling", lambda: False)():
+        return True
+    return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors)
+
+
+def attention_kernel(q, k, v, causal=False):
+    """attention's forward alone, Task 4's kernel: no backward (inputs that require grad are refused)."""
     device = _checks.attention(q, k, v, causal)
     B, H, Sq, D = q.shape
     o = torch.empty_like(q)
