@@ -108,7 +108,7 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16
+.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16
 .PHONY: help all deps model python torch-speedups hf-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
@@ -280,12 +280,28 @@ bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
 	./$(BUILD)/bin/bench_task4_bf16 $(ARGS)
 
 # The bf16 ladder (course staff): every rung of task4/ladder/bf16 beside the reference.
-build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench_ladder_bf16.cpp task4/ladder/bf16/wmma_bf16.cu \
-                                       task4/bf16_convert.cu) $(HARNESS_OBJ) build/reference/task4/reference/flash_attention_bf16.o
+# Its Hopper rungs (6-9) use wgmma and setmaxnreg, which exist only for the sm_90a target: those files are compiled
+# for sm_80 + sm_90a (not sm_90 beside sm_90a, which would leave the loader to pick between the two images) and with
+# ATTNLAB_SM90A=1, by which their host code knows that the sm_90a kernels are in the binary.
+HOPPER_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a
+BF16_HOPPER_RUNGS := $(call obj_common,$(addprefix task4/ladder/bf16/,wgmma_bf16.cu tma_bf16.cu warp_specialized_bf16.cu pingpong_bf16.cu wgmma_selftest.cu))
+$(BF16_HOPPER_RUNGS): CUDA_ARCH := $(HOPPER_ARCH)
+$(BF16_HOPPER_RUNGS): NVCCFLAGS += -DATTNLAB_SM90A=1
+BF16_LADDER_OBJ := $(call obj_common,task4/ladder/bf16/wmma_bf16.cu task4/bf16_convert.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \
+                   build/reference/task4/reference/flash_attention_bf16.o
+build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-bf16: build/reference/bin/ladder_task4_bf16
+	./$< $(ARGS)
+
+# Every rung of the bf16 ladder at ragged shapes (task4/ladder/bf16/check_ladder_bf16.cpp); ARGS: rung names.
+build/reference/bin/check_ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/check_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+check-ladder-task4-bf16: build/reference/bin/check_ladder_task4_bf16
 	./$< $(ARGS)
 
 # ---- benchmarks (GPU) --------------------------------------------------------------------------
