@@ -284,7 +284,7 @@ bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
 # for sm_80 + sm_90a (not sm_90 beside sm_90a, which would leave the loader to pick between the two images) and with
 # ATTNLAB_SM90A=1, by which their host code knows that the sm_90a kernels are in the binary.
 HOPPER_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a
-BF16_HOPPER_RUNGS := $(call obj_common,$(addprefix task4/ladder/bf16/,wgmma_bf16.cu tma_bf16.cu warp_specialized_bf16.cu pingpong_bf16.cu wgmma_selftest.cu))
+BF16_HOPPER_RUNGS := $(call obj_common,$(addprefix task4/ladder/bf16/,wgmma_bf16.cu tma_bf16.cu warp_specialized_bf16.cu pingpong_bf16.cu persistent_bf16.cu wgmma_selftest.cu))
 $(BF16_HOPPER_RUNGS): CUDA_ARCH := $(HOPPER_ARCH)
 $(BF16_HOPPER_RUNGS): NVCCFLAGS += -DATTNLAB_SM90A=1
 BF16_LADDER_OBJ := $(call obj_common,task4/ladder/bf16/wmma_bf16.cu task4/bf16_convert.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \

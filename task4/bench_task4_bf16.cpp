@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
             kernels.push_back({"9a ping-pong, no intra-warpgroup overlap", ladder_bf16::pingpong_no_overlap_forward});
             kernels.push_back({"9 ping-pong + next QK before softmax", ladder_bf16::pingpong_forward});
             kernels.push_back({"9b rung 9, Bc 176", ladder_bf16::pingpong_bc176_forward});
+            kernels.push_back({"10 + persistent, tile list", ladder_bf16::persistent_forward});
         }
         kernels.push_back({"reference (flash_attention_forward_bf16)", task4::flash_attention_forward_bf16});
         if (!only.empty())

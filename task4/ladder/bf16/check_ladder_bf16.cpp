@@ -6,7 +6,7 @@
 // then computed again over a different poison and compared bit for bit (a race shows as a difference).
 //   make check-ladder-task4-bf16 [ARGS="9 9a"]     (course repository, a GPU; no argument: every rung)
 // "selftest" (wgmma_selftest.cu: the two GEMMs alone, run first on a Hopper GPU). Rungs by name: 4 (the mma.sync reference kernel), 6, 7, 8, 9, 9a (no intra-warpgroup overlap), 9b (key tiles of
-// 176), ref (the public entry point). One process per rung is the safe way to run them on a GPU (a hung rung is
+// 176), 10, ref (the public entry point). One process per rung is the safe way to run them on a GPU (a hung rung is
 // then killed by `timeout` without hiding the others): task4/ladder/bf16/device_run_hopper.sh does that.
 #include <fmt/format.h>
 
@@ -60,6 +60,7 @@ const std::vector<Rung>& rungs() {
         {"9", "+ ping-pong, next QK before softmax", pingpong_forward, true},
         {"9a", "ping-pong alone (no intra-warpgroup overlap)", pingpong_no_overlap_forward, true},
         {"9b", "rung 9 with key tiles of 176", pingpong_bc176_forward, true},
+        {"10", "+ persistent blocks over a tile list", persistent_forward, true},
         {"ref", "flash_attention_forward_bf16 (the public entry point)", task4::flash_attention_forward_bf16, false},
     };
     return r;

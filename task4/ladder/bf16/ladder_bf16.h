@@ -11,6 +11,7 @@
 //   warp_specialized_forward     rung 8: + a producer warpgroup, consumers with setmaxnreg, full/empty barriers
 //   pingpong_forward             rung 9: + ping-pong of the two consumers and the next Q·Kᵀ before the softmax
 //                                (FlashAttention-3's schedule); variants below
+//   persistent_forward           rung 10: + persistent blocks: the next tile's loads and this one's store overlap
 #pragma once
 #include <cuda_bf16.h>
 
@@ -34,6 +35,7 @@ ForwardBf16 wgmma_forward, tma_forward, warp_specialized_forward;
 ForwardBf16 pingpong_forward;              // rung 9: BC = 128, ping-pong and intra-warpgroup overlap
 ForwardBf16 pingpong_no_overlap_forward;   // rung 9 without the intra-warpgroup overlap (ping-pong alone)
 ForwardBf16 pingpong_bc176_forward;        // rung 9 with key tiles of 176 (FlashAttention-3's choice at D = 128)
+ForwardBf16 persistent_forward;            // rung 10: rung 9 as a persistent kernel (one block per SM, tile list)
 bool hopper_rungs_available();             // an sm_90a build on a compute capability 9.0 GPU
 // wgmma_selftest.cu: the two GEMMs alone against the CPU: max relative error of S = Q·Kᵀ, of O = P·V, and of O with
 // V's descriptor offsets swapped (which must be wrong)
