@@ -141,7 +141,10 @@ int main(int argc, char** argv) {
             kernels.push_back({"9a ping-pong, no intra-warpgroup overlap", ladder_bf16::pingpong_no_overlap_forward});
             kernels.push_back({"9 ping-pong + next QK before softmax", ladder_bf16::pingpong_forward});
             kernels.push_back({"9b rung 9, Bc 176", ladder_bf16::pingpong_bc176_forward});
+            kernels.push_back({"9c rung 9, one more K/V stage", ladder_bf16::pingpong_stages_forward});
+            kernels.push_back({"9d rung 9c, Q fragments in registers", ladder_bf16::pingpong_qreg_forward});
             kernels.push_back({"10 + persistent, tile list", ladder_bf16::persistent_forward});
+            kernels.push_back({"10b rung 10, Q fragments in registers", ladder_bf16::persistent_qreg_forward});
         }
         kernels.push_back({"reference (flash_attention_forward_bf16)", task4::flash_attention_forward_bf16});
         if (!only.empty())

@@ -6,7 +6,7 @@
 // then computed again over a different poison and compared bit for bit (a race shows as a difference).
 //   make check-ladder-task4-bf16 [ARGS="9 9a"]     (course repository, a GPU; no argument: every rung)
 // "selftest" (wgmma_selftest.cu: the two GEMMs alone, run first on a Hopper GPU). Rungs by name: 4 (the mma.sync reference kernel), 6, 7, 8, 9, 9a (no intra-warpgroup overlap), 9b (key tiles of
-// 176), 10, ref (the public entry point). One process per rung is the safe way to run them on a GPU (a hung rung is
+// 176), 9c (one more stage), 9d (+ Q in registers), 10, 10b (Q in registers), ref (the public entry point). One process per rung is the safe way to run them on a GPU (a hung rung is
 // then killed by `timeout` without hiding the others): task4/ladder/bf16/device_run_hopper.sh does that.
 #include <fmt/format.h>
 
@@ -60,7 +60,10 @@ const std::vector<Rung>& rungs() {
         {"9", "+ ping-pong, next QK before softmax", pingpong_forward, true},
         {"9a", "ping-pong alone (no intra-warpgroup overlap)", pingpong_no_overlap_forward, true},
         {"9b", "rung 9 with key tiles of 176", pingpong_bc176_forward, true},
+        {"9c", "rung 9 with one more K/V stage", pingpong_stages_forward, true},
+        {"9d", "rung 9c with Q's fragments in registers", pingpong_qreg_forward, true},
         {"10", "+ persistent blocks over a tile list", persistent_forward, true},
+        {"10b", "rung 10 with Q's fragments in registers", persistent_qreg_forward, true},
         {"ref", "flash_attention_forward_bf16 (the public entry point)", task4::flash_attention_forward_bf16, false},
     };
     return r;
@@ -155,9 +158,10 @@ int main(int argc, char** argv) {
     try {
         if (hopper && (want.empty() || std::find(want.begin(), want.end(), "selftest") != want.end())) {
             const auto e = task4::ladder_bf16::wgmma_selftest();  // max |error| / max |value|
-            const bool ok = e[0] < 1e-4 && e[1] < 1e-4 && e[2] > 1e-2;
-            fmt::print("selftest (one warpgroup's wgmma against the CPU): S = Q·Kᵀ {:.2e}, O = P·V {:.2e}, O with V's "
-                       "offsets swapped {:.2e} (must be large): {}\n", e[0], e[1], e[2], ok ? "ok" : "FAIL");
+            const bool ok = e[0] < 1e-4 && e[1] < 1e-4 && e[2] < 1e-4 && e[3] > 1e-2;
+            fmt::print("selftest (one warpgroup's wgmma against the CPU): S = Q·Kᵀ {:.2e}, with Q in registers {:.2e}, "
+                       "O = P·V {:.2e}, O with V's offsets swapped {:.2e} (must be large): {}\n",
+                       e[0], e[1], e[2], e[3], ok ? "ok" : "FAIL");
             (ok ? passed : failed)++;
         }
         for (const Rung& r : rungs()) {

@@ -190,6 +190,9 @@ struct Wgmma {
     static __device__ void ss_init(float (&d)[N / 2], uint64_t a, uint64_t b);
     static __device__ void ss(float (&d)[N / 2], uint64_t a, uint64_t b);
     static __device__ void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b);
+    // rs_k_init / rs_k: A in registers, B K-major (S = Q·Kᵀ with Q's fragments held in registers)
+    static __device__ void rs_k_init(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b);
+    static __device__ void rs_k(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b);
 };
 #if ATTNLAB_SM90A_DEVICE
 // (generated: the operand lists of N/2 accumulators are written out in full)
@@ -373,6 +376,54 @@ __device__ __forceinline__ void Wgmma<176>::ss(float (&d)[88], uint64_t a, uint6
           "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
         : "l"(a), "l"(b), "n"(1));
 }
+template <>
+__device__ __forceinline__ void Wgmma<128>::rs_k_init(float (&d)[64], const uint32_t (&a)[4], uint64_t b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7,"
+        "%8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23,"
+        "%24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39,"
+        "%40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55,"
+        "%56, %57, %58, %59, %60, %61, %62, %63}, "
+        "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]),
+          "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]),
+          "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]),
+          "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31]),
+          "=f"(d[32]), "=f"(d[33]), "=f"(d[34]), "=f"(d[35]), "=f"(d[36]), "=f"(d[37]), "=f"(d[38]), "=f"(d[39]),
+          "=f"(d[40]), "=f"(d[41]), "=f"(d[42]), "=f"(d[43]), "=f"(d[44]), "=f"(d[45]), "=f"(d[46]), "=f"(d[47]),
+          "=f"(d[48]), "=f"(d[49]), "=f"(d[50]), "=f"(d[51]), "=f"(d[52]), "=f"(d[53]), "=f"(d[54]), "=f"(d[55]),
+          "=f"(d[56]), "=f"(d[57]), "=f"(d[58]), "=f"(d[59]), "=f"(d[60]), "=f"(d[61]), "=f"(d[62]), "=f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(0));
+}
+template <>
+__device__ __forceinline__ void Wgmma<128>::rs_k(float (&d)[64], const uint32_t (&a)[4], uint64_t b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7,"
+        "%8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23,"
+        "%24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39,"
+        "%40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55,"
+        "%56, %57, %58, %59, %60, %61, %62, %63}, "
+        "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(1));
+}
 #else  // not sm_90a: the kernels that call these compile to a trap (the host never launches them there)
 template <int N>
 __device__ void Wgmma<N>::ss_init(float (&)[N / 2], uint64_t, uint64_t) { __trap(); }
@@ -380,6 +431,10 @@ template <int N>
 __device__ void Wgmma<N>::ss(float (&)[N / 2], uint64_t, uint64_t) { __trap(); }
 template <int N>
 __device__ void Wgmma<N>::rs(float (&)[N / 2], const uint32_t (&)[4], uint64_t) { __trap(); }
+template <int N>
+__device__ void Wgmma<N>::rs_k_init(float (&)[N / 2], const uint32_t (&)[4], uint64_t) { __trap(); }
+template <int N>
+__device__ void Wgmma<N>::rs_k(float (&)[N / 2], const uint32_t (&)[4], uint64_t) { __trap(); }
 #endif
 
 // S = Q·Kᵀ for one warpgroup: 64 query rows × BC keys, D/16 steps of k16. q_tile and k_tile are the shared-memory
@@ -397,6 +452,32 @@ __device__ __forceinline__ void gemm_qk(float (&s)[BC / 2], uint32_t q_tile, uin
         else
             Wgmma<BC>::ss(s, a, b);
     }
+}
+// S = Q·Kᵀ with this warpgroup's Q as A fragments in registers (q_frag, from load_q_fragments): only K is read from
+// shared memory by the tensor cores (4 KB per k-step instead of 6).
+template <int D, int BC>
+__device__ __forceinline__ void gemm_qk_rs(float (&s)[BC / 2], const uint32_t (&q_frag)[D / 16][4], uint32_t k_tile) {
+    const uint64_t kd = sw128_desc(k_tile, 16, 1024);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+        const uint64_t b = kd + ((kk / 4) * BC * 128 + (kk % 4) * 32) / 16;
+        if (kk == 0)
+            Wgmma<BC>::rs_k_init(s, q_frag[kk], b);
+        else
+            Wgmma<BC>::rs_k(s, q_frag[kk], b);
+    }
+}
+// This warpgroup's 64 rows of a swizzled [Q_ROWS][D] Q tile (from row row0 of it) as wgmma A fragments, by ldmatrix:
+// lanes 0–15 address rows 16w + lane of k-step kk's first 8 columns, lanes 16–31 its second 8; the four 8 × 8 matrices
+// come back as the fragment's four registers (rows g, g + 8 × columns 2t, 8 + 2t).
+template <int D, int Q_ROWS>
+__device__ __forceinline__ void load_q_fragments(uint32_t (&q_frag)[D / 16][4], uint32_t q_tile, int row0) {
+    const int lane = threadIdx.x % 32, row = row0 + 16 * ((threadIdx.x % 128) / 32) + lane % 16;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(q_frag[kk][0]), "=r"(q_frag[kk][1]), "=r"(q_frag[kk][2]), "=r"(q_frag[kk][3])
+                     : "r"(q_tile + sw128_offset<Q_ROWS>(row, 16 * kk + 8 * (lane / 16))));
 }
 // O += P·V for one warpgroup: P (64 × BC, bf16 A fragments in registers) times the V tile [BC][D]: BC/16 steps.
 template <int D, int BC>

@@ -35,10 +35,13 @@ ForwardBf16 wgmma_forward, tma_forward, warp_specialized_forward;
 ForwardBf16 pingpong_forward;              // rung 9: BC = 128, ping-pong and intra-warpgroup overlap
 ForwardBf16 pingpong_no_overlap_forward;   // rung 9 without the intra-warpgroup overlap (ping-pong alone)
 ForwardBf16 pingpong_bc176_forward;        // rung 9 with key tiles of 176 (FlashAttention-3's choice at D = 128)
+ForwardBf16 pingpong_stages_forward;       // rung 9 with one more K/V stage (3 at D = 128, 4 at D = 64)
+ForwardBf16 pingpong_qreg_forward;         // rung 9 with one more stage and Q's A fragments in registers
 ForwardBf16 persistent_forward;            // rung 10: rung 9 as a persistent kernel (one block per SM, tile list)
+ForwardBf16 persistent_qreg_forward;       // rung 10 with Q's A fragments in registers
 bool hopper_rungs_available();             // an sm_90a build on a compute capability 9.0 GPU
-// wgmma_selftest.cu: the two GEMMs alone against the CPU: max relative error of S = Q·Kᵀ, of O = P·V, and of O with
-// V's descriptor offsets swapped (which must be wrong)
-std::array<double, 3> wgmma_selftest();
+// wgmma_selftest.cu: the two GEMMs alone against the CPU: max relative error of S = Q·Kᵀ, of S with Q's fragments in
+// registers, of O = P·V, and of O with V's descriptor offsets swapped (which must be wrong)
+std::array<double, 4> wgmma_selftest();
 }  // namespace ladder_bf16
 }  // namespace task4

@@ -40,7 +40,7 @@ __device__ __forceinline__ void persistent_tile(int u, const PersistentParams& p
     }
 }
 
-template <int D, int BC, int STAGES>
+template <int D, int BC, int STAGES, bool QREG>
 __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constant__ Params p, const PersistentParams pp) {
 #if ATTNLAB_SM90A_DEVICE
     constexpr int BR = 128, Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2, CB = D / 64;
@@ -124,19 +124,31 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
                     mask_tile<BC>(s, row_a, c0, t, p.Sk, p.causal, offset);
                 online_softmax<BC>(s, m, l, alpha, p.scale_log2);
             };
+            // QREG (a variant): Q's A fragments in registers (rung 9's), so Q's buffer is free for the next tile at once
+            uint32_t qf[QREG ? D / 16 : 1][4];
+            auto qk = [&](uint32_t k_tile) {
+                if constexpr (QREG)
+                    gemm_qk_rs<D, BC>(s, qf, k_tile);
+                else
+                    gemm_qk<D, BC, BR>(s, q_tile, k_tile);
+            };
             if (n_tiles > 0) {
                 mbar_wait(q_full, q_count & 1);
                 ++q_count;
+                if constexpr (QREG) {
+                    load_q_fragments<D, BR>(qf, sQ, 64 * c);
+                    if (lane == 0) mbar_arrive(q_empty);
+                }
                 int st = loads % STAGES;
                 mbar_wait(full_k + 8 * st, (loads / STAGES) & 1);
                 wgmma_fence();
-                gemm_qk<D, BC, BR>(s, q_tile, sK + st * KV_BYTES);
+                qk(sK + st * KV_BYTES);
                 wgmma_commit();
                 wgmma_wait<0>();
                 pin(s);
                 if (lane == 0) {
                     mbar_arrive(empty_k + 8 * st);
-                    if (n_tiles == 1) mbar_arrive(q_empty);  // this tile's last read of Q
+                    if (!QREG && n_tiles == 1) mbar_arrive(q_empty);  // this tile's last read of Q
                 }
                 softmax_tile(0);
                 to_a_fragments<BC>(s, pf);
@@ -147,7 +159,7 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
                     mbar_wait(full_v + 8 * sp, (lp / STAGES) & 1);
                     bar_sync(my_turn, 256);
                     wgmma_fence();
-                    gemm_qk<D, BC, BR>(s, q_tile, sK + st * KV_BYTES);
+                    qk(sK + st * KV_BYTES);
                     wgmma_commit();
                     gemm_pv<D, BC>(o_acc, pf, sV + sp * KV_BYTES);
                     wgmma_commit();
@@ -156,7 +168,7 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
                     pin(s);
                     if (lane == 0) {
                         mbar_arrive(empty_k + 8 * st);
-                        if (j == n_tiles - 1) mbar_arrive(q_empty);
+                        if (!QREG && j == n_tiles - 1) mbar_arrive(q_empty);
                     }
                     softmax_tile(j);
                     wgmma_wait<0>();
@@ -196,14 +208,14 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
 }
 
 // Launches the kernel on min(#SMs, tiles) blocks (the caller checked device_is_sm90a() and 16-byte alignment).
-template <int D, int BC, int STAGES>
+template <int D, int BC, int STAGES, bool QREG = false>
 void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
                        int H, int Sq, int Sk, bool causal) {
     constexpr int BR = 128;
     constexpr size_t smem = size_t(2 * BR + 2 * STAGES * BC) * D * 2 + 1024 + 256;
     static_assert(smem <= 227 * 1024, "shared memory: fewer stages or a smaller key tile");
     static const int sms = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(persistent_kernel<D, BC, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        CUDA_CHECK(cudaFuncSetAttribute(persistent_kernel<D, BC, STAGES, QREG>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
         int dev = 0, n = 0;
         CUDA_CHECK(cudaGetDevice(&dev));
         CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
@@ -216,7 +228,7 @@ void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __n
     // causal: groups of heads whose K and V (Sk·D·2 bytes each) fit in 16 MB together, a third of the H100's L2
     pp.heads_per_group = int(std::max<size_t>(1, std::min<size_t>(size_t(B) * H, (size_t(16) << 20) / (size_t(Sk) * D * 4))));
     const int tiles = pp.row_blocks * pp.BH;
-    persistent_kernel<D, BC, STAGES><<<std::min(tiles, sms), 384, smem>>>(p, pp);
+    persistent_kernel<D, BC, STAGES, QREG><<<std::min(tiles, sms), 384, smem>>>(p, pp);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -28,7 +28,7 @@
 namespace task4::hopper {
 namespace {
 
-template <int D, int BC, int STAGES, bool OVERLAP>
+template <int D, int BC, int STAGES, bool OVERLAP, bool QREG>
 __global__ void __launch_bounds__(384, 1) pingpong_kernel(const __grid_constant__ Params p) {
 #if ATTNLAB_SM90A_DEVICE
     constexpr int BR = 128, Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2, CB = D / 64;
@@ -103,14 +103,23 @@ __global__ void __launch_bounds__(384, 1) pingpong_kernel(const __grid_constant_
         online_softmax<BC>(s, m, l, alpha, p.scale_log2);
     };
 
+    // QREG (a variant): Q's A fragments in registers, loaded once by ldmatrix, so that Q·Kᵀ reads only K from shared memory
+    uint32_t qf[QREG ? D / 16 : 1][4];
+    auto qk = [&](uint32_t k_tile) {
+        if constexpr (QREG)
+            gemm_qk_rs<D, BC>(s, qf, k_tile);
+        else
+            gemm_qk<D, BC, BR>(s, q_tile, k_tile);
+    };
     if (n_tiles > 0) {
         if (c == 0) bar_arrive(my_turn, 256);  // consumer 0 takes the first turn
         mbar_wait(bar_q, 0);
+        if constexpr (QREG) load_q_fragments<D, BR>(qf, sQ, 64 * c);
         if constexpr (OVERLAP) {
             // S_0 alone (both consumers at once), its softmax; then each step: S_j and P_{j−1}·V_{j−1} in flight
             mbar_wait(full_k, 0);
             wgmma_fence();
-            gemm_qk<D, BC, BR>(s, q_tile, sK);
+            qk(sK);
             wgmma_commit();
             wgmma_wait<0>();
             pin(s);
@@ -123,7 +132,7 @@ __global__ void __launch_bounds__(384, 1) pingpong_kernel(const __grid_constant_
                 mbar_wait(full_v + 8 * sp, kv_phase(j - 1));  // (here, not between the two groups: no branch there)
                 bar_sync(my_turn, 256);
                 wgmma_fence();
-                gemm_qk<D, BC, BR>(s, q_tile, sK + st * KV_BYTES);
+                qk(sK + st * KV_BYTES);
                 wgmma_commit();
                 gemm_pv<D, BC>(o_acc, pf, sV + sp * KV_BYTES);
                 wgmma_commit();
@@ -149,14 +158,14 @@ __global__ void __launch_bounds__(384, 1) pingpong_kernel(const __grid_constant_
         } else {
             // each turn: P_{j−1}·V_{j−1} then Q·K_jᵀ, waited for together (the first turn has no P·V, one more turn
             // has the last P·V alone); straight-line code in each, since wgmma under a run-time condition is serialised
-            auto turn = [&](auto pv, auto qk, int j) {
+            auto turn = [&](auto pv, auto with_qk, int j) {
                 const int st = kv_stage(j), sp = kv_stage(j + STAGES - 1);
-                if constexpr (decltype(qk)::value) mbar_wait(full_k + 8 * st, kv_phase(j));
+                if constexpr (decltype(with_qk)::value) mbar_wait(full_k + 8 * st, kv_phase(j));
                 if constexpr (decltype(pv)::value) mbar_wait(full_v + 8 * sp, kv_phase(j - 1));
                 bar_sync(my_turn, 256);
                 wgmma_fence();
                 if constexpr (decltype(pv)::value) gemm_pv<D, BC>(o_acc, pf, sV + sp * KV_BYTES);
-                if constexpr (decltype(qk)::value) gemm_qk<D, BC, BR>(s, q_tile, sK + st * KV_BYTES);
+                if constexpr (decltype(with_qk)::value) qk(sK + st * KV_BYTES);
                 wgmma_commit();
                 bar_arrive(other_turn, 256);
                 wgmma_wait<0>();
@@ -164,9 +173,9 @@ __global__ void __launch_bounds__(384, 1) pingpong_kernel(const __grid_constant_
                 pin(o_acc);
                 if (lane == 0) {
                     if constexpr (decltype(pv)::value) mbar_arrive(empty_v + 8 * sp);
-                    if constexpr (decltype(qk)::value) mbar_arrive(empty_k + 8 * st);
+                    if constexpr (decltype(with_qk)::value) mbar_arrive(empty_k + 8 * st);
                 }
-                if constexpr (decltype(qk)::value) {
+                if constexpr (decltype(with_qk)::value) {
                     softmax_tile(j);
                     rescale<D>(o_acc, alpha);
                     to_a_fragments<BC>(s, pf);
@@ -195,14 +204,14 @@ __global__ void __launch_bounds__(384, 1) pingpong_kernel(const __grid_constant_
 }
 
 // Launches the kernel (the caller checked device_is_sm90a() and 16-byte alignment).
-template <int D, int BC, int STAGES, bool OVERLAP>
+template <int D, int BC, int STAGES, bool OVERLAP, bool QREG = false>
 void pingpong_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
                      int H, int Sq, int Sk, bool causal) {
     constexpr int BR = 128;
     constexpr size_t smem = size_t(BR + 2 * STAGES * BC) * D * 2 + 1024 + 256;
     static_assert(smem <= 227 * 1024, "shared memory: fewer stages or a smaller key tile");
     static const bool attr_set = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(pingpong_kernel<D, BC, STAGES, OVERLAP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CUDA_CHECK(cudaFuncSetAttribute(pingpong_kernel<D, BC, STAGES, OVERLAP, QREG>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         int(smem)));
         return true;
     }();
@@ -210,7 +219,7 @@ void pingpong_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_
     if (B * H == 0 || Sq == 0) return;
     const Params p = make_params(q, k, v, o, B * H, Sq, Sk, D, causal, BR, BC);
     const dim3 grid(unsigned((Sq + BR - 1) / BR), unsigned(B * H));
-    pingpong_kernel<D, BC, STAGES, OVERLAP><<<grid, 384, smem>>>(p);
+    pingpong_kernel<D, BC, STAGES, OVERLAP, QREG><<<grid, 384, smem>>>(p);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -1,7 +1,7 @@
 // wgmma_selftest.cu — the two GEMMs of the Hopper rungs alone, against the CPU (course staff; not in the student
 // kit): one warpgroup computes S = Q·Kᵀ (64 × 128, D = 128, both operands from 128-byte-swizzled shared memory) and
 // O = P·V (P in registers as A fragments, V MN-major through its descriptor), the way hopper_bf16.cuh's gemm_qk and
-// gemm_pv do, and writes both to global memory. When a rung fails, this says whether the descriptors and fragment
+// gemm_pv do, and writes both to global memory; S also with Q's fragments in registers (gemm_qk_rs). When a rung fails, this says whether the descriptors and fragment
 // layouts are the cause, and which GEMM. The P·V product is also computed with V's two byte offsets (LBO, SBO)
 // exchanged, the layout one could mistake for it: that one must fail (the test can tell them apart).
 // Run by check_ladder_bf16 (`make check-ladder-task4-bf16 ARGS=selftest`); compute capability 9.0 only.
@@ -18,7 +18,8 @@ using namespace task4::hopper;
 constexpr int D = 128, M = 64, N = 128;  // S: M × N, O: M × D, keys N
 
 __global__ void __launch_bounds__(128) selftest_kernel(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* p,
-                                                       const __nv_bfloat16* v, float* s_out, float* o_out, float* o_swapped) {
+                                                       const __nv_bfloat16* v, float* s_out, float* s_rs_out, float* o_out,
+                                                       float* o_swapped) {
 #if ATTNLAB_SM90A_DEVICE
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sQ = (smem_u32(smem_raw) + 1023) & ~1023u, sK = sQ + M * D * 2, sV = sK + N * D * 2;
@@ -42,6 +43,16 @@ __global__ void __launch_bounds__(128) selftest_kernel(const __nv_bfloat16* q, c
     pin(s);
     for (int i = 0; i < N / 8; ++i)
         for (int e = 0; e < 4; ++e) s_out[(16 * warp + g + 8 * (e >> 1)) * N + 8 * i + 2 * t + (e & 1)] = s[4 * i + e];
+    // the same S with Q's A fragments in registers (ldmatrix from the swizzled tile, gemm_qk_rs)
+    uint32_t qf[D / 16][4];
+    load_q_fragments<D, M>(qf, sQ, 0);
+    wgmma_fence();
+    gemm_qk_rs<D, N>(s, qf, sK);
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin(s);
+    for (int i = 0; i < N / 8; ++i)
+        for (int e = 0; e < 4; ++e) s_rs_out[(16 * warp + g + 8 * (e >> 1)) * N + 8 * i + 2 * t + (e & 1)] = s[4 * i + e];
 
     // P's A fragments straight from global memory: keys 16kb…, rows g and g + 8 of this warp's 16
     uint32_t pf[N / 16][4];
@@ -77,8 +88,9 @@ __global__ void __launch_bounds__(128) selftest_kernel(const __nv_bfloat16* q, c
 
 }  // namespace
 
-// Returns the largest relative errors of S, O and O with V's offsets swapped (each max |got − want| / max |want|).
-std::array<double, 3> wgmma_selftest() {
+// Returns the largest relative errors of S, S with Q in registers, O, and O with V's offsets swapped (each
+// max |got − want| / max |want|).
+std::array<double, 4> wgmma_selftest() {
     if (!device_is_sm90a()) throw std::runtime_error("wgmma_selftest: needs an sm_90a build on a compute capability 9.0 GPU");
     std::mt19937 rng(7);
     std::normal_distribution<float> nd;
@@ -89,12 +101,13 @@ std::array<double, 3> wgmma_selftest() {
     };
     const auto hq = make(M * D), hk = make(N * D), hp = make(M * N), hv = make(N * D);
     __nv_bfloat16 *q, *k, *p, *v;
-    float *s, *o, *o2;
+    float *s, *s2, *o, *o2;
     CUDA_CHECK(cudaMalloc(&q, hq.size() * 2));
     CUDA_CHECK(cudaMalloc(&k, hk.size() * 2));
     CUDA_CHECK(cudaMalloc(&p, hp.size() * 2));
     CUDA_CHECK(cudaMalloc(&v, hv.size() * 2));
     CUDA_CHECK(cudaMalloc(&s, M * N * 4));
+    CUDA_CHECK(cudaMalloc(&s2, M * N * 4));
     CUDA_CHECK(cudaMalloc(&o, M * D * 4));
     CUDA_CHECK(cudaMalloc(&o2, M * D * 4));
     CUDA_CHECK(cudaMemcpy(q, hq.data(), hq.size() * 2, cudaMemcpyHostToDevice));
@@ -103,14 +116,15 @@ std::array<double, 3> wgmma_selftest() {
     CUDA_CHECK(cudaMemcpy(v, hv.data(), hv.size() * 2, cudaMemcpyHostToDevice));
     const int smem = (M + 2 * N) * D * 2 + 1024;
     CUDA_CHECK(cudaFuncSetAttribute(selftest_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    selftest_kernel<<<1, 128, smem>>>(q, k, p, v, s, o, o2);
+    selftest_kernel<<<1, 128, smem>>>(q, k, p, v, s, s2, o, o2);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<float> gs(M * N), go(M * D), go2(M * D);
+    std::vector<float> gs(M * N), gs2(M * N), go(M * D), go2(M * D);
     CUDA_CHECK(cudaMemcpy(gs.data(), s, gs.size() * 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(gs2.data(), s2, gs2.size() * 4, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(go.data(), o, go.size() * 4, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(go2.data(), o2, go2.size() * 4, cudaMemcpyDeviceToHost));
-    for (void* b : {(void*)q, (void*)k, (void*)p, (void*)v, (void*)s, (void*)o, (void*)o2}) CUDA_CHECK(cudaFree(b));
+    for (void* b : {(void*)q, (void*)k, (void*)p, (void*)v, (void*)s, (void*)s2, (void*)o, (void*)o2}) CUDA_CHECK(cudaFree(b));
     auto f = [](__nv_bfloat16 x) { return double(__bfloat162float(x)); };
     auto rel = [](const std::vector<float>& got, const std::vector<double>& want) {
         double e = 0, w = 0;
@@ -124,7 +138,7 @@ std::array<double, 3> wgmma_selftest() {
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j)
             for (int c = 0; c < D; ++c) wo[i * D + c] += f(hp[i * N + j]) * f(hv[j * D + c]);
-    return {rel(gs, ws), rel(go, wo), rel(go2, wo)};
+    return {rel(gs, ws), rel(gs2, ws), rel(go, wo), rel(go2, wo)};
 }
 
 }  // namespace task4::ladder_bf16
