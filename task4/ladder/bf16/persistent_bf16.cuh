@@ -40,6 +40,10 @@ __device__ __forceinline__ void persistent_tile(int u, const PersistentParams& p
     }
 }
 
+// The tile scheduler's two counters: the next tile to hand out (after each block's first, blockIdx.x), and the blocks
+// that have finished taking tiles; the last of those resets both, so every launch starts from zero without a memset.
+__device__ unsigned int persistent_counters[2] = {0, 0};
+
 template <int D, int BC, int STAGES, bool QREG>
 __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constant__ Params p, const PersistentParams pp) {
 #if ATTNLAB_SM90A_DEVICE
@@ -48,7 +52,7 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
     const uint32_t sQ = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t sK = sQ + Q_BYTES, sV = sK + STAGES * KV_BYTES, sO = sV + STAGES * KV_BYTES;
     const uint32_t q_full = sO + Q_BYTES, q_empty = q_full + 8, full_k = q_empty + 8, full_v = full_k + 8 * STAGES,
-                   empty_k = full_v + 8 * STAGES, empty_v = empty_k + 8 * STAGES;
+                   empty_k = full_v + 8 * STAGES, empty_v = empty_k + 8 * STAGES, tile_slot = empty_v + 8 * STAGES;
     const int n_units = pp.row_blocks * pp.BH;
     const int offset = p.Sk - p.Sq;
     auto kv_tiles = [&](int rb) {  // key tiles row block rb needs
@@ -69,20 +73,29 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
 
     const int wg = threadIdx.x / 128;
     if (wg == 0) {
-        // ---- producer: every tile's Q (once the consumers are done with the last one), then its K and V ----
+        // ---- producer: takes tiles from the scheduler; for each, hands the tile to the consumers with its Q (through
+        // the Q barrier: the tile's index in tile_slot[q_count % 2], written before the arrive), then its K and V.
+        // Past the last tile it hands over n_units, which tells the consumers to stop.
         regs_lower<24>();
         if (threadIdx.x == 0) {
-            int loads = 0, q_count = 0;  // K/V tiles loaded so far, non-empty tiles so far (the barriers' phases)
-            for (int u = blockIdx.x; u < n_units; u += gridDim.x) {
+            int loads = 0, q_count = 0;  // K/V tiles loaded so far, tiles handed over so far (the barriers' phases)
+            for (int u = blockIdx.x;; ++q_count) {
+                mbar_wait(q_empty, (q_count & 1) ^ 1);  // the consumers are done with the last tile's Q
+                asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(tile_slot + 4 * (q_count & 1)), "r"(min(u, n_units)) : "memory");
+                if (u >= n_units) {
+                    mbar_arrive(q_full);
+                    break;
+                }
                 int rb, bh;
                 persistent_tile(u, pp, p.causal, rb, bh);
                 const int n_tiles = kv_tiles(rb);
-                if (n_tiles == 0) continue;
-                mbar_wait(q_empty, (q_count & 1) ^ 1);
-                mbar_arrive_expect_tx(q_full, Q_BYTES);
+                if (n_tiles == 0) {
+                    mbar_arrive(q_full);  // nothing to load: the consumers write zeros
+                } else {
+                    mbar_arrive_expect_tx(q_full, Q_BYTES);
 #pragma unroll
-                for (int cb = 0; cb < CB; ++cb) tma_load_3d(sQ + cb * BR * 128, &p.tq, q_full, 64 * cb, rb * BR, bh);
-                ++q_count;
+                    for (int cb = 0; cb < CB; ++cb) tma_load_3d(sQ + cb * BR * 128, &p.tq, q_full, 64 * cb, rb * BR, bh);
+                }
                 for (int j = 0; j < n_tiles; ++j, ++loads) {
                     const int st = loads % STAGES;
                     const uint32_t phase = (loads / STAGES) & 1;
@@ -97,7 +110,11 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
                     for (int cb = 0; cb < CB; ++cb)
                         tma_load_3d(sV + st * KV_BYTES + cb * BC * 128, &p.tv, full_v + 8 * st, 64 * cb, j * BC, bh);
                 }
+                u = int(atomicAdd(&persistent_counters[0], 1u)) + int(gridDim.x);  // the next tile, whichever block asks first
             }
+            __threadfence();
+            if (atomicAdd(&persistent_counters[1], 1u) == gridDim.x - 1)  // the last block to finish taking tiles
+                atomicExch(&persistent_counters[0], 0u), atomicExch(&persistent_counters[1], 0u);
         }
     } else {
         // ---- consumers: rung 9's loop, tile after tile ----
@@ -107,8 +124,12 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
         const int my_turn = 3 + c, other_turn = 4 - c;
         const uint32_t q_tile = sQ + 64 * c * 128;
         if (c == 0) bar_arrive(my_turn, 256);  // consumer 0 takes the first turn; the turns then run on across tiles
-        int loads = 0, q_count = 0;
-        for (int u = blockIdx.x; u < n_units; u += gridDim.x) {
+        int loads = 0;
+        for (int q_count = 0;; ++q_count) {
+            mbar_wait(q_full, q_count & 1);
+            int u;
+            asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(u) : "r"(tile_slot + 4 * (q_count & 1)) : "memory");
+            if (u >= n_units) break;
             int rb, bh;
             persistent_tile(u, pp, p.causal, rb, bh);
             const int n_tiles = kv_tiles(rb);
@@ -132,9 +153,9 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
                 else
                     gemm_qk<D, BC, BR>(s, q_tile, k_tile);
             };
-            if (n_tiles > 0) {
-                mbar_wait(q_full, q_count & 1);
-                ++q_count;
+            if (n_tiles == 0) {
+                if (lane == 0) mbar_arrive(q_empty);
+            } else {
                 if constexpr (QREG) {
                     load_q_fragments<D, BR>(qf, sQ, 64 * c);
                     if (lane == 0) mbar_arrive(q_empty);
