@@ -1,22 +1,29 @@
 // persistent_bf16.cuh — rung 10 of the bf16 ladder (course staff; not in the student kit): rung 9 as a persistent
-// kernel, one block per SM walking a list of (row block, head) tiles.
+// kernel fed by a dynamic tile scheduler; with QREG, Q's A fragments in registers. With QREG it is the 4b reference's
+// sm_90 path (task4/reference/flash_attention_bf16_sm90.cu).
 //
-// What it adds to rung 9 (ping-pong, next Q·Kᵀ before the softmax): the grid is one block per SM, and each block
-// takes tiles u = blockIdx.x, blockIdx.x + gridDim.x, … Why: rung 9's blocks each start from nothing — barriers
-// initialised, Q loaded, the pipeline filled, S_0 and its softmax alone, then the last P·V and the output store
-// with nothing beside them. Measured on the H100 (docs/perf.md, rung 9 at S = 1024 and 4096), that costs about as
-// much as six or seven key tiles per block. Here the producer loads the next tile's Q and first K/V tiles while the
-// consumers finish the current one (its own "Q empty" barrier says when Q may be overwritten: after each consumer's
-// last Q·Kᵀ), and the output leaves through a buffer of its own, so a consumer's store overlaps the next tile.
-// The stage counters and the two consumers' turn (rung 9's named barriers) simply run on from tile to tile.
-// Tile order: without a mask, a head's row blocks one after another (the blocks running at once share K and V in
-// L2); causal, the longest rows first within groups of heads whose K and V fit in L2 together (`heads_per_group`,
-// from the host), so the short tiles come last and fill the gaps.
+// What it adds to rung 9 (ping-pong, next Q·Kᵀ before the softmax):
+// 1. Persistent blocks. The grid is one block per SM; each block works through (row block, head) tiles. Why: rung 9's
+//    blocks each start from nothing — barriers initialised, Q loaded, the pipeline filled, S_0 and its softmax
+//    alone — and end with the last P·V and the output store with nothing beside them. Here the producer loads the
+//    next tile's Q and first K/V tiles while the consumers finish the current one (a "Q empty" barrier says when Q
+//    may be overwritten), and the output leaves through a buffer of its own, so a consumer's store overlaps the next
+//    tile. The stage counters and the consumers' turns (rung 9's named barriers) run on from tile to tile.
+// 2. A dynamic tile scheduler. A block's first tile is blockIdx.x; each next one comes from an atomic counter in
+//    global memory (the last block to finish resets it for the next launch), and the producer hands it to the
+//    consumers in shared memory, published by the same mbarrier arrival as its Q. Tiles are numbered so that what
+//    runs at once shares K and V in L2: without a mask a head's row blocks one after another; causal, the longest
+//    rows first within groups of heads whose K and V fit in 16 MB together, so the short tiles come last and fill
+//    the gaps. (A static split of the same list — tile u to block u mod #SMs — left the causal case 20 % slower than
+//    rung 9, H100 run 3: the blocks' sums of tile lengths differed too much.)
+// 3. QREG: each consumer loads its 64 rows of Q once per tile into wgmma A fragments (ldmatrix from the swizzled
+//    tile) and computes Q·Kᵀ with A from registers; Q's buffer is released at once, so the next tile's Q can load
+//    during the whole of this tile. (Rung 9 with Q in registers was no faster: there the buffer is not reused.)
 //
-// Shared memory: Q [128][D], STAGES × (K, V) [BC][D], O [128][D] (its own), barriers. One block per SM (384
-// threads at 168 registers, setmaxnreg to 24 / 240 as in rung 8).
+// Shared memory: Q [128][D], STAGES × (K, V) [BC][D], O [128][D], barriers. One block per SM (384 threads at 168
+// registers, setmaxnreg to 24 / 240 as in rung 8).
 // Build and run: make ladder-task4-bf16 (sm_80 + sm_90a, -DATTNLAB_SM90A=1); compute capability 9.0 only. A header
-// so that the 4b reference's sm_90 path (task4/reference/flash_attention_bf16_sm90.cu) can use it; internal linkage.
+// so that the reference's sm_90 file can include it; everything in it has internal linkage.
 #pragma once
 #include <algorithm>
 

@@ -17,8 +17,9 @@
 //
 // Everything else is rung 8: warpgroup 0 produces (TMA into STAGES stages, full/empty mbarriers, 24 registers),
 // consumers 1 and 2 own rows 0–63 and 64–127 of the block (240 registers), key tiles of BC keys, the output by TMA.
-// The file is a header so that the 4b reference's sm_90 path (task4/reference/flash_attention_bf16_sm90.cu) can be
-// this kernel; everything in it has internal linkage.
+// QREG (a variant): Q's A fragments in registers (ldmatrix once, then wgmma with A from registers), so that Q·Kᵀ reads
+// only K from shared memory; rung 10 uses it.
+// A header so that other files can instantiate the kernel; everything in it has internal linkage.
 // Build and run: make ladder-task4-bf16 (sm_80 + sm_90a, -DATTNLAB_SM90A=1); compute capability 9.0 only.
 #pragma once
 #include <type_traits>
