@@ -10,8 +10,8 @@
 // issued before the current softmax, persistent blocks fed by a dynamic tile scheduler), and returns true;
 // anywhere else (sm_80, a build without sm_90a, pointers not 16-byte aligned for TMA) it returns false and the
 // mma.sync kernel of flash_attention_bf16.cu runs. H100, 2026-11-24 (docs/perf.md, "Task 4's bf16 bonus on Hopper"):
-// 684 TFLOP/s at B=4 H=16 S=4096 D=128, 625 causal, against torch's cuDNN backend at 626–670 and 563–577 in the
-// same sessions.
+// 676.7 TFLOP/s at B=4 H=16 S=4096 D=128 and 621.6 causal through this entry point, against torch's cuDNN backend
+// at 638.9 and 552.4 in the same session.
 #include <cuda_bf16.h>
 
 #include "task4/ladder/bf16/persistent_bf16.cuh"
