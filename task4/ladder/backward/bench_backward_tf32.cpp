@@ -1,5 +1,6 @@
 // bench_backward_tf32.cpp — the backward ladder's top rung, 3xTF32 on the tensor cores (flash_backward_tf32.cuh),
-// against the FFMA reference (task4/reference/flash_attention_backward.cu), both on one GPU in one process:
+// against the FFMA reference (task4/reference/flash_attention_backward.cu) and the rung's first version (S and dP summed
+// over all of D inside the tensor core's accumulators), on one GPU in one process:
 //   1. ragged shapes (S = 1, 127, 129, 513, 1000, 2048, Sq ≠ Sk both ways, causal with Sq > Sk, B·H = 15, D = 32, 64,
 //      96, 128): each backward, called on the float64 oracle's O and lse as the 4c tests do, its dQ, dK and dV against
 //      the oracle (task4/backward_oracle.h) with the tests' tolerance, 2e-5 + 1e-4·|want|; unwritten outputs are NaN;
@@ -38,7 +39,8 @@ struct Kernel {
     Backward fn;
 };
 const Kernel kKernels[] = {{"FFMA reference", task4::flash_attention_backward},
-                           {"3xTF32 rung", task4::ladder_backward::tf32_backward}};
+                           {"3xTF32 rung", task4::ladder_backward::tf32_backward},
+                           {"3xTF32, S, dP in one acc.", task4::ladder_backward::tf32_backward_s_dp_whole}};
 
 struct Case {
     int B, H, Sq, Sk, D;
@@ -148,7 +150,7 @@ int ragged(const std::vector<Case>& shapes) {
             CUDA_CHECK(cudaDeviceSynchronize());
             const Err e = compare(in, w, heads);
             bad += !e.ok();
-            fmt::print("  {:<36} {:<15} {}\n", s.name(), kn.name, e.str());
+            fmt::print("  {:<36} {:<26} {}\n", s.name(), kn.name, e.str());
         }
     }
     return bad;
@@ -165,8 +167,9 @@ int timed(Bencher& b, const Ceilings& c, const Case& s) {
     const Want w = oracle(in, heads);
     fmt::print("\n{}   (checked: {})\n", s.name(), heads.size() == size_t(s.BH()) ? "every head" : "heads 0 and B·H−1");
     int bad = 0;
-    double ms[2] = {0, 0};
-    for (int i = 0; i < 2; ++i) {
+    constexpr int N = sizeof(kKernels) / sizeof(kKernels[0]);
+    double ms[N] = {};
+    for (int i = 0; i < N; ++i) {
         const Kernel& kn = kKernels[i];
         for (auto* t : {&in.dq, &in.dk, &in.dv}) t->poison();
         in.call(kn, in.o.get(), in.lse.get());
@@ -177,8 +180,9 @@ int timed(Bencher& b, const Ceilings& c, const Case& s) {
         ms[i] = t.median_ms;
         fmt::print("  {}   {}\n", perf_line(kn.name, t, flops, 0, c), e.str());
     }
-    fmt::print("  3xTF32 rung / FFMA reference: {:.2f}x faster{}\n", ms[0] / ms[1],
-               task4::ladder_backward::tf32_backward_runs_here(s.D) ? "" : "  (this GPU runs the FFMA fallback at this D)");
+    for (int i = 1; i < N; ++i)
+        fmt::print("  {} / FFMA reference: {:.2f}x faster{}\n", kKernels[i].name, ms[0] / ms[i],
+                   task4::ladder_backward::tf32_backward_runs_here(s.D) ? "" : "  (this GPU runs the FFMA fallback at this D)");
     return bad;
 }
 

@@ -28,6 +28,9 @@ void naive_backward(const float* q, const float* k, const float* v, const float*
 // The top rung (tf32_backward.cu); the FFMA reference where this GPU cannot run it (tf32_backward_runs_here).
 void tf32_backward(const float* q, const float* k, const float* v, const float* o, const float* dout, const float* lse,
                    float* dq, float* dk, float* dv, int B, int H, int Sq, int Sk, int D, bool causal);
+// The same with S and dP summed over all of D inside the tensor core's accumulators (the rung's first version).
+void tf32_backward_s_dp_whole(const float* q, const float* k, const float* v, const float* o, const float* dout, const float* lse,
+                              float* dq, float* dk, float* dv, int B, int H, int Sq, int Sk, int D, bool causal);
 bool tf32_backward_runs_here(int D);
 
 struct Rung {

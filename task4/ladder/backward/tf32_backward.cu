@@ -14,6 +14,12 @@ void tf32_backward(const float* q, const float* k, const float* v, const float* 
     task4_ladder::bwd_tf32::backward(q, k, v, o, dout, lse, dq, dk, dv, B, H, Sq, Sk, D, causal, task4::flash_attention_backward);
 }
 
+void tf32_backward_s_dp_whole(const float* q, const float* k, const float* v, const float* o, const float* dout, const float* lse,
+                              float* dq, float* dk, float* dv, int B, int H, int Sq, int Sk, int D, bool causal) {
+    task4_ladder::bwd_tf32::backward<false>(q, k, v, o, dout, lse, dq, dk, dv, B, H, Sq, Sk, D, causal,
+                                            task4::flash_attention_backward);
+}
+
 bool tf32_backward_runs_here(int D) { return task4_ladder::bwd_tf32::runs_here(D); }
 
 }  // namespace task4::ladder_backward
