@@ -25,6 +25,12 @@ CUDA_HOME ?= /usr/local/cuda
 # sm_80 (A100) and sm_90 (H100/H200) machine code, plus PTX for anything newer.
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
+# Files with Hopper-only instructions (wgmma, setmaxnreg exist only for the sm_90a target): sm_80 + sm_90a, not sm_90
+# beside sm_90a (which would leave the loader to pick between the two images), and ATTNLAB_SM90A=1, by which their
+# host code knows that the sm_90a kernels are in the binary (each dispatches on the GPU's compute capability, 9.0 only).
+HOPPER_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a
+%/flash_attention_bf16_sm90.o: override CUDA_ARCH := $(HOPPER_ARCH)
+%/flash_attention_bf16_sm90.o: NVCCFLAGS += -DATTNLAB_SM90A=1
 
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++17 -Wall -Wextra -I. -I$(CUDA_HOME)/include -DFMT_HEADER_ONLY -DATTNLAB_ROOT='"$(CURDIR)"' -MMD -MP
@@ -110,7 +116,7 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward \
+.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward \
         ladder-task4-backward-tf32
 .PHONY: help all deps model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
@@ -292,12 +298,25 @@ bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
 	./$(BUILD)/bin/bench_task4_bf16 $(ARGS)
 
 # The bf16 ladder (course staff): every rung of task4/ladder/bf16 beside the reference.
-build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench_ladder_bf16.cpp task4/ladder/bf16/wmma_bf16.cu \
-                                       task4/bf16_convert.cu) $(HARNESS_OBJ) build/reference/task4/reference/flash_attention_bf16.o
+# Its Hopper rungs (6-10) are built like the reference's sm_90 file (HOPPER_ARCH, ATTNLAB_SM90A=1: see CUDA_ARCH).
+BF16_HOPPER_RUNGS := $(call obj_common,$(addprefix task4/ladder/bf16/,wgmma_bf16.cu tma_bf16.cu warp_specialized_bf16.cu pingpong_bf16.cu persistent_bf16.cu wgmma_selftest.cu))
+$(BF16_HOPPER_RUNGS): override CUDA_ARCH := $(HOPPER_ARCH)
+$(BF16_HOPPER_RUNGS): NVCCFLAGS += -DATTNLAB_SM90A=1
+BF16_LADDER_OBJ := $(call obj_common,task4/ladder/bf16/wmma_bf16.cu task4/bf16_convert.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \
+                   build/reference/task4/reference/flash_attention_bf16.o build/reference/task4/reference/flash_attention_bf16_sm90.o
+build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-bf16: build/reference/bin/ladder_task4_bf16
+	./$< $(ARGS)
+
+# Every rung of the bf16 ladder at ragged shapes (task4/ladder/bf16/check_ladder_bf16.cpp); ARGS: rung names.
+build/reference/bin/check_ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/check_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+check-ladder-task4-bf16: build/reference/bin/check_ladder_task4_bf16
 	./$< $(ARGS)
 
 # ---- Task 4's backward bonus (task4/task4_backward.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --

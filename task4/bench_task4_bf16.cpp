@@ -4,11 +4,13 @@
 // when causal); timing: events, device synchronised, L2 flushed, median (common/cuda/bench.h).
 //   make bench-task4-bf16 [IMPL=reference] [ARGS="--quick"]     your kernel (or the model solution)
 //   make ladder-task4-bf16 [ARGS="--quick"]                      every rung of task4/ladder/bf16 (course staff)
-// --quick: the S=1024 shapes only, fewer repetitions; --one: S=4096 D=128 non-causal only (for ncu).
+// --quick: the S=1024 shapes only, fewer repetitions; --one: S=4096 D=128 non-causal only (for ncu); the ladder's
+// --only=4,9: the rungs whose name starts with one of these words (one process per rung: a failing rung hides none).
 // tools/sdpa_bf16.py times torch's SDPA backends (flash, cuDNN, efficient) at the same shapes, for the
 // side-by-side table of docs/perf.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -90,8 +92,13 @@ void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s,
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-    const bool one = argc > 1 && std::string(argv[1]) == "--one";  // S=4096 D=128 only (for a profiler)
+    bool quick = false, one = false;  // --one: S=4096 D=128 only (for a profiler)
+    std::string only;                 // --only=6,9a: the kernels whose name starts with one of these words
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        quick |= a == "--quick", one |= a == "--one";
+        if (a.rfind("--only=", 0) == 0) only = "," + a.substr(7) + ",";
+    }
     return run_benchmark("bench_task4_bf16", out, [&](BenchContext& ctx) {
         fmt::print(out, "FLOPs = 4·B·H·S²·D (halved when causal); timing: events, device synchronised, L2 flushed, median\n");
         CublasGemm gemm;
@@ -127,7 +134,25 @@ int main(int argc, char** argv) {
         RUNG4("5 + rescale only on a new max, tree reductions", 4, 4, true);
         RUNG4("5, 8 warps x 32 rows", 8, 8, true);
 #undef RUNG4
+        if (ladder_bf16::hopper_rungs_available()) {  // sm_90a, compute capability 9.0
+            kernels.push_back({"6 wgmma, 2 warpgroups x 64 rows, Bc 128, cp.async", ladder_bf16::wgmma_forward});
+            kernels.push_back({"7 + TMA, mbarrier stages", ladder_bf16::tma_forward});
+            kernels.push_back({"8 + producer warpgroup, setmaxnreg", ladder_bf16::warp_specialized_forward});
+            kernels.push_back({"9a ping-pong, no intra-warpgroup overlap", ladder_bf16::pingpong_no_overlap_forward});
+            kernels.push_back({"9 ping-pong + next QK before softmax", ladder_bf16::pingpong_forward});
+            kernels.push_back({"9b rung 9, Bc 176", ladder_bf16::pingpong_bc176_forward});
+            kernels.push_back({"9c rung 9, one more K/V stage", ladder_bf16::pingpong_stages_forward});
+            kernels.push_back({"9d rung 9c, Q fragments in registers", ladder_bf16::pingpong_qreg_forward});
+            kernels.push_back({"10 + persistent, tile list", ladder_bf16::persistent_forward});
+            kernels.push_back({"10b rung 10, Q fragments in registers", ladder_bf16::persistent_qreg_forward});
+        }
         kernels.push_back({"reference (flash_attention_forward_bf16)", task4::flash_attention_forward_bf16});
+        if (!only.empty())
+            kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                                         [&](const Kernel& k) {
+                                             return only.find("," + k.name.substr(0, k.name.find(' ')) + ",") == std::string::npos;
+                                         }),
+                          kernels.end());
 #else
         kernels.push_back({"flash_attention_forward_bf16", task4::flash_attention_forward_bf16});
 #endif

@@ -2,7 +2,7 @@
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
 # elsewhere (tools/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   [ONLY_TASKS="5"] [SKIP_TESTS=1] [SKIP_GRADE=1] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [SKIP_EXPLOITS=1] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [backward] [reftimes]
+#   [ONLY_TASKS="5"] [SKIP_TESTS=1] [SKIP_GRADE=1] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [CONTROL_REPEAT=N] [SKIP_EXPLOITS=1] [SKIP_GOLDENS=1] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [backward] [reftimes]
 # Carry carry/ (tools/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
 # model.safetensors}: its goldens and the model's reference are made there.
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
@@ -26,8 +26,8 @@ note() { summary+=("[$(date +%T)] $1"); echo "== [$(date +%T)] $1"; }
 
 [ -x /usr/bin/bwrap ] || { [ -f build/carry/bwrap ] && install -m 755 build/carry/bwrap /usr/bin/bwrap; }  # the runners' sandbox
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
-python3 tools/make_goldens.py $(for t in $GPU_TASKS; do echo --only task$t; done) > "$OUT/goldens.log" 2>&1 \
-  && note "goldens: ok" || note "goldens: FAILED (see goldens.log)"
+[ -n "${SKIP_GOLDENS:-}" ] && note "goldens: kept (SKIP_GOLDENS)" || { python3 tools/make_goldens.py $(for t in $GPU_TASKS; do echo --only task$t; done) > "$OUT/goldens.log" 2>&1 \
+  && note "goldens: ok" || note "goldens: FAILED (see goldens.log)"; }
 if [ -f models/kjv-gpt2/model.safetensors ] && [ ! -f models/kjv-gpt2/reference.safetensors ]; then
   python3 tools/train_model.py --out models/kjv-gpt2 --reference-only > "$OUT/model_reference.log" 2>&1
   note "default model's reference: exit $? — $(tail -n 1 "$OUT/model_reference.log")"
@@ -54,7 +54,7 @@ if [ -z "${SKIP_GRADE:-}" ]; then
 fi
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})[bc]?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 --repeat "${CONTROL_REPEAT:-1}" $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})[bc]?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 [ -z "${SKIP_CONTROLS:-}" ] && note "controls: $(tail -n 1 "$OUT/controls.log")"
 # the exploits only a GPU run can catch (packed by tools/pack_gpu.sh), each graded by the reference grader
 [ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && python3 tools/check_exploits.py --prebuilt $(ls build/carry/exploits | grep -E "${ONLY_EXPLOITS:-.}" | sed 's/^/--only /') > "$OUT/exploits.log" 2>&1

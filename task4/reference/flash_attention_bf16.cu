@@ -21,7 +21,9 @@ namespace task4 {
 
 #if SOLUTION
 // ------------------------------------------------------------------------------------------------
-// Two kernels. flash_bf16_kernel (the ladder's rungs 2 and 3, below) and flash_bf16_fa2_kernel (rung 4, further
+// On Hopper (compute capability 9.0) the entry point below hands the call to hopper_forward
+// (flash_attention_bf16_sm90.cu: the ladder's rung 10, wgmma + TMA + warp specialisation). Elsewhere, two kernels.
+// flash_bf16_kernel (the ladder's rungs 2 and 3, below) and flash_bf16_fa2_kernel (rung 4, further
 // down: the reference since 2026-11-22, 361 TFLOP/s at B=4 H=16 S=4096 D=128 on an H100 against torch FA2's 359
 // in the same run; docs/perf.md). Both are FlashAttention-2's forward with mma.sync.aligned.m16n8k16 (bf16 in,
 // fp32 out); rung 4 differs in the rows a warp owns and in how addresses are formed (its own header says why).
@@ -629,6 +631,11 @@ ATTNLAB_BF16_FA2_INSTANCES(X)
 // from shared memory at D=128, where O alone takes 128 registers a thread). H100 2026-11-22 (docs/perf.md, run 5):
 // 8 warps × 32 rows was 5–10 % slower; rung 5's lazy rescale equal at D=128 and 2–5 % slower at D=64.
 
+// The sm_90a path (flash_attention_bf16_sm90.cu): runs the forward and returns true on a compute capability 9.0 GPU
+// with an sm_90a build and 16-byte-aligned pointers; otherwise returns false, having done nothing.
+bool hopper_forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
+                    int H, int Sq, int Sk, int D, bool causal);
+
 bool device_has_bf16_mma(std::string* what) {
     int dev = 0, major = 0, minor = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
@@ -683,6 +690,7 @@ void flash_attention_forward_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k
     if (!bf16_detail::device_has_bf16_mma(&gpu))
         throw std::runtime_error("flash_attention_forward_bf16: " + gpu +
                                  " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)");
+    if (bf16_detail::hopper_forward(q, k, v, o, B, H, Sq, Sk, D, causal)) return;  // H100, H200: flash_attention_bf16_sm90.cu
     if (D == 64)
         bf16_detail::launch_fa2<64, 4, 2, 64, true, false>(q, k, v, o, B, H, Sq, Sk, causal);
     else
