@@ -116,7 +116,8 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward
+.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward \
+        ladder-task4-backward-tf32
 .PHONY: help all deps model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
@@ -342,12 +343,22 @@ bench-task4-backward: $(BUILD)/bin/bench_task4_backward
 
 # The backward's ladder (course staff): every rung of task4/ladder/backward beside the reference.
 build/reference/bin/ladder_task4_backward: $(call obj_common,task4/ladder/backward/bench_ladder_backward.cpp \
-                                           task4/ladder/backward/naive_backward.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ) \
-                                           build/reference/task4/reference/flash_attention_backward.o
+                                           task4/ladder/backward/naive_backward.cu task4/ladder/backward/tf32_backward.cu \
+                                           $(TASK4C_ORACLE)) $(HARNESS_OBJ) build/reference/task4/reference/flash_attention_backward.o
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-backward: build/reference/bin/ladder_task4_backward
+	./$< $(ARGS)
+
+# Its top rung, 3xTF32 on the tensor cores, against the reference: ragged checks, accuracy against float64, timings.
+build/reference/bin/ladder_task4_backward_tf32: $(call obj_common,task4/ladder/backward/bench_backward_tf32.cpp \
+                                                task4/ladder/backward/tf32_backward.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ) \
+                                                build/reference/task4/reference/flash_attention_backward.o
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+ladder-task4-backward-tf32: build/reference/bin/ladder_task4_backward_tf32
 	./$< $(ARGS)
 
 # ---- benchmarks (GPU) --------------------------------------------------------------------------

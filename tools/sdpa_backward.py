@@ -1,6 +1,7 @@
 """Times torch's float32 SDPA backward (the math and the memory-efficient backends; TF32 off) at the shapes of
 make bench-task4-backward, for the side-by-side table of docs/perf.md (Task 4's backward bonus, 4c), and measures how
-far torch's own float32 gradients are from float64 on one head (the tolerance of task4/README.md is set against it).
+far torch's own float32 gradients are from float64 on one head (max |diff|, relative L2 over dQ, dK and dV, and the
+largest share of the tolerance of task4/README.md, which is set against it).
 Backward FLOPs = 2.5 × 4·B·H·S²·D (halved when causal); only the backward is timed (torch.autograd.grad on a graph kept
 from one forward), CUDA events around it, L2 flushed before it, warm-up, median. The math backend materialises the
 B·H·S² scores (and more): where a batch does not fit, it runs at the largest B that does (halving from the asked B)
@@ -54,9 +55,12 @@ def run(backend, B, H, S, D, causal, flush, big):
         want = grads64(q[0, 0].detach(), k[0, 0].detach(), v[0, 0].detach(), g[0, 0], causal)
         share = max(((a[0, 0].double() - w).abs() / (ATOL + RTOL * w.abs())).max().item() for a, w in zip(grads, want))
         worst = max((a[0, 0].double() - w).abs().max().item() for a, w in zip(grads, want))
+        # relative L2 over dQ, dK and dV together (as task4/ladder/backward/bench_backward_tf32.cpp gives the kernels')
+        rel = math.sqrt(sum(((a[0, 0].double() - w) ** 2).sum().item() for a, w in zip(grads, want)) /
+                        sum((w ** 2).sum().item() for w in want))
         del grads
         ms, n = time_ms(fn, flush, 1 if big else 3, 3 if big else 20)
-    return ms, n, worst, share
+    return ms, n, worst, share, rel
 
 
 def main():
@@ -83,11 +87,12 @@ def main():
                     gc.collect()
                     torch.cuda.empty_cache()  # what a batch too large left behind
                 if result is not None:
-                    ms, n, worst, share = result
+                    ms, n, worst, share, rel = result
                     flops = 2.5 * 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
                     ran = "" if B == B0 else f"  (at B={B}: B={B0} does not fit)"
                     print(f"  torch sdpa {name:<10} backward {ms:9.3f} ms (n={n})  {flops / ms / 1e9:6.2f} TFLOP/s   "
-                          f"head 0 vs float64: max|diff| {worst:.1e}, {100 * share:.0f}% of the tests' tolerance{ran}", flush=True)
+                          f"head 0 vs float64: max|diff| {worst:.1e}, rel L2 {rel:.1e}, {100 * share:.0f}% of the tests' tolerance{ran}",
+                          flush=True)
                 elif B < 1:
                     print(f"  torch sdpa {name:<10} does not fit even at B=1")
                 torch.cuda.empty_cache()

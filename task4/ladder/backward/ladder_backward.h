@@ -5,6 +5,8 @@
 //                                  run time, every product a loop over global memory
 //   2–5, and the alternatives      the reference's kernels with a choice of design
 //                                  (flash_attention_backward_variant, task4/reference/flash_attention_backward.cu)
+//   6 tf32_backward                the top rung: the reference's plan on the TF32 tensor cores at fp32 accuracy
+//                                  (3xTF32, flash_backward_tf32.cuh; its own benchmark: bench_backward_tf32.cpp)
 #pragma once
 #include <functional>
 #include <string>
@@ -22,6 +24,14 @@ namespace ladder_backward {
 
 void naive_backward(const float* q, const float* k, const float* v, const float* o, const float* dout, const float* lse,
                     float* dq, float* dk, float* dv, int B, int H, int Sq, int Sk, int D, bool causal);
+
+// The top rung (tf32_backward.cu); the FFMA reference where this GPU cannot run it (tf32_backward_runs_here).
+void tf32_backward(const float* q, const float* k, const float* v, const float* o, const float* dout, const float* lse,
+                   float* dq, float* dk, float* dv, int B, int H, int Sq, int Sk, int D, bool causal);
+// The same with S and dP summed over all of D inside the tensor core's accumulators (the rung's first version).
+void tf32_backward_s_dp_whole(const float* q, const float* k, const float* v, const float* o, const float* dout, const float* lse,
+                              float* dq, float* dk, float* dv, int B, int H, int Sq, int Sk, int D, bool causal);
+bool tf32_backward_runs_here(int D);
 
 struct Rung {
     std::string name;

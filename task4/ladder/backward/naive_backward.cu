@@ -86,6 +86,7 @@ std::vector<Rung> rungs() {
         {"3 dQ by atomics (scalar)", variant(true, false, false, false), 1 << 30},
         {"4 + float4 atomics (red.v4, sm_90)", variant(true, false, true, false), 1 << 30},
         {"5 + cp.async of the next Q, dO (reference)", flash_attention_backward, 1 << 30},
+        {"6 3xTF32 on the tensor cores (top rung)", tf32_backward, 1 << 30},
         {"5 with dQ by a second pass", variant(false, true, false, false), 1 << 30},
         {"5 with P and dS in one buffer (A100)", variant(true, true, true, true), 1 << 30},
     };
