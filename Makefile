@@ -101,7 +101,7 @@ PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cud
               task7/tokenizer.* task7/gpt2.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp task4/bf16_convert.* \
               task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
-              tools/make_goldens.py tools/llm_reference.py tools/train_model.py tools/install_deps.sh tools/fetch_assets.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
+              tools/goldens/make_goldens.py tools/goldens/llm_reference.py tools/goldens/train_model.py tools/setup/install_deps.sh tools/setup/fetch_assets.sh tools/ci/run_tests.sh tools/ci/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
 obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
@@ -120,12 +120,12 @@ help:
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
-	@bash tools/install_deps.sh
+	@bash tools/setup/install_deps.sh
 
-GOLDEN_SOURCES := tools/make_goldens.py tools/llm_reference.py
-# tiktoken (in .deps/py, from tools/fetch_assets.sh) gives Task 7's goldens their token ids.
+GOLDEN_SOURCES := tools/goldens/make_goldens.py tools/goldens/llm_reference.py
+# tiktoken (in .deps/py, from tools/setup/fetch_assets.sh) gives Task 7's goldens their token ids.
 goldens:
-	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/make_goldens.py
+	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/make_goldens.py
 	@sha256sum $(GOLDEN_SOURCES) > goldens/.stamp
 
 # Regenerates only when the generator changed since the goldens were written.
@@ -137,7 +137,7 @@ goldens-if-stale:
 $(foreach t,$(TASKS),goldens-if-stale-task$(t)): goldens-if-stale-task%:
 	@if sha256sum -c --status goldens/.stamp 2>/dev/null || sha256sum -c --status goldens/task$*/.stamp 2>/dev/null; then \
 	  echo "goldens: task$* up to date"; \
-	else PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/make_goldens.py --only task$* && \
+	else PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/make_goldens.py --only task$* && \
 	  sha256sum $(GOLDEN_SOURCES) > goldens/task$*/.stamp; fi
 
 # ---- objects ---------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ $(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test
 # for Task 7, its PyPI assets), this task's goldens, the build.
 ifneq ($(if $(PROMPT),$(1)),7)
 task$(1):
-	@bash tools/install_deps.sh $(if $(filter 7,$(1)),,--packages-only)
+	@bash tools/setup/install_deps.sh $(if $(filter 7,$(1)),,--packages-only)
 	@$$(MAKE) --no-print-directory goldens-if-stale-task$(1)
 	@$$(MAKE) --no-print-directory $(BUILD)/bin/task$(1) $(RUNNER_BIN_DIR)/runner_task$(1)
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task$(1)
@@ -219,9 +219,9 @@ $(BUILD)/bin/task7_cpu_tests: $(call obj_common,common/test_main.cpp task7/test_
 # Task 7's default model: a small GPT-2 trained on the King James Bible (about 10 minutes on 2 cores).
 MODEL_DIR ?= models/kjv-gpt2
 model: $(MODEL_DIR)/reference.safetensors
-$(MODEL_DIR)/reference.safetensors: tools/train_model.py
-	@bash tools/install_deps.sh
-	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/train_model.py --out $(MODEL_DIR) $(MODEL_ARGS)
+$(MODEL_DIR)/reference.safetensors: tools/goldens/train_model.py
+	@bash tools/setup/install_deps.sh
+	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/train_model.py --out $(MODEL_DIR) $(MODEL_ARGS)
 
 $(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp) $(HARNESS_OBJ)
 	@mkdir -p $(dir $@)
@@ -246,9 +246,9 @@ $(PY_BUILD)/libattnlab.so: $(BRIDGE_OBJ)
 # Results.md of `make grade` (OUT); Hugging Face models generating on the bridge's attention.
 TORCH_PYTHON ?= python3
 torch-speedups: python
-	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/torch_speedups.py --results $(OUT)/Results.md
+	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/torch_speedups.py --results $(OUT)/Results.md
 hf-attnlab: python
-	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/hf_attnlab.py
+	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/hf_attnlab.py
 $(PY_BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -fPIC $(SOLUTION_FLAG) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
@@ -266,7 +266,7 @@ $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 task4-bf16:
-	@bash tools/install_deps.sh --packages-only
+	@bash tools/setup/install_deps.sh --packages-only
 	@$(MAKE) --no-print-directory goldens-if-stale-task4
 	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_bf16 $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16
@@ -341,7 +341,7 @@ bench-task4: $(BUILD)/bin/bench_task4
 # benchmarks do: no runner, nothing judged, no part in grading. `make profile-taskN` runs Nsight Compute on
 # its profiled call (build/<impl>/profile/taskN.ncu-rep and a summary, the reference's beside it where the
 # course repository has one); `make sanitize-taskN` runs compute-sanitizer on its small shapes
-# (tools/profile.sh). Without a GPU, ncu or compute-sanitizer: one line saying which, exit 77.
+# (tools/profile/profile.sh). Without a GPU, ncu or compute-sanitizer: one line saying which, exit 77.
 DRIVE4_EXTRA := $(TASK4_EXTRA)
 DRIVE5_EXTRA := $(TASK4_EXTRA)
 define DRIVE
@@ -352,10 +352,10 @@ endef
 $(foreach t,$(DRIVE_TASKS),$(eval $(call DRIVE,$(t))))
 
 $(foreach t,$(DRIVE_TASKS),profile-task$(t)): profile-task%: $(BUILD)/bin/drive_task% $(if $(HAVE_REFERENCE),build/reference/bin/drive_task%)
-	@bash tools/profile.sh profile $* $(BUILD) $(if $(HAVE_REFERENCE),build/reference)
+	@bash tools/profile/profile.sh profile $* $(BUILD) $(if $(HAVE_REFERENCE),build/reference)
 
 $(foreach t,$(DRIVE_TASKS),sanitize-task$(t)): sanitize-task%: $(BUILD)/bin/drive_task%
-	@bash tools/profile.sh sanitize $* $(BUILD)
+	@bash tools/profile/profile.sh sanitize $* $(BUILD)
 
 # The reference's (Br, Bc, threads) sweep: course staff only (the kit has no reference).
 ifneq ($(HAVE_REFERENCE),)
@@ -369,7 +369,7 @@ endif
 # ---- the optimisation ladders (course staff material; not in the student kit) -------------------
 # ladder_taskN times every step from the skeleton's plan to the reference (task2/ladder, task4/ladder,
 # task5/ladder). The ladder steps are also built as submissions (calibration cases of grader/controls.json:
-# tools/check_controls.py on a GPU, tools/pack_gpu.sh for one elsewhere), which the grader times to check
+# tools/controls/check_controls.py on a GPU, tools/gpu/pack_gpu.sh for one elsewhere), which the grader times to check
 # that each lands in its band of the speed-credit curve.
 build/reference/bin/ladder_task2: $(call obj_common,task2/ladder/bench_ladder.cpp task2/ladder/softmax_ladder.cu \
                                   task2/ladder/gemm_ladder.cu) $(HARNESS_OBJ) build/reference/task2/reference/attention_kernels.o
@@ -390,7 +390,7 @@ ladder-task2 ladder-task4 ladder-task5: ladder-task%: build/reference/bin/ladder
 # The reference's times per GPU model for the kit's speed estimates (grader/reference_times.json), on a GPU.
 reference-times:
 	@$(MAKE) --no-print-directory -j2 IMPL=reference build/reference/bin/grader build/reference/bin/runner_task4 build/reference/bin/runner_task5
-	$(PYTHON) tools/reference_times.py
+	$(PYTHON) tools/gpu/reference_times.py
 
 # ---- grader ----------------------------------------------------------------------------------
 # Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.
@@ -408,13 +408,13 @@ $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
 GRADE_OBJECTS = $(foreach t,$(TASKS),--objects $(t)=$(subst $(eval) ,$(comma),$(strip $(call obj_impl,$(TASK$(t)_SRC)))))
 comma := ,
 # On a fresh machine `make grade` sets everything up first: packages, goldens, the build. After the grader,
-# tools/plot_results.py draws the run's rooflines and speedups into OUT and links them from Results.md.
+# tools/pictures/plot_results.py draws the run's rooflines and speedups into OUT and links them from Results.md.
 grade:
-	@bash tools/install_deps.sh
+	@bash tools/setup/install_deps.sh
 	@$(MAKE) --no-print-directory goldens-if-stale
 	@$(MAKE) --no-print-directory -j2 grade-build
 	@./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t)); rc=$$?; \
-	  $(PYTHON) tools/plot_results.py $(OUT) || echo "grade: tools/plot_results.py failed (the grade above stands)"; exit $$rc
+	  $(PYTHON) tools/pictures/plot_results.py $(OUT) || echo "grade: tools/pictures/plot_results.py failed (the grade above stands)"; exit $$rc
 
 runners: $(RUNNERS) $(NULL_RUNNERS)
 
@@ -449,14 +449,14 @@ check-protected:
 
 # ---- the student kit ------------------------------------------------------------------------------
 release:
-	@bash tools/make_release.sh
+	@bash tools/kit/make_release.sh
 
 check-release:
-	@bash tools/check_release.sh
+	@bash tools/kit/check_release.sh
 
 # ---- CI ----------------------------------------------------------------------------------------
 test:
-	@bash tools/run_tests.sh
+	@bash tools/ci/run_tests.sh
 
 clean:
 	rm -rf build

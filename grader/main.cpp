@@ -172,7 +172,7 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
     const std::string runner = fmt::format("{}/runner_task{}", opt.bin_dir.empty() ? self_dir() : opt.bin_dir, rt.id);
     if (access(runner.c_str(), R_OK) == 0)
         for (const auto& sym : interposing_definitions(runner, null_runner)) t.flags.push_back("replaces a library function: " + sym);
-    if (opt.perf_only) {  // a calibration run (tools/check_controls.py): the kernel's correctness is shown elsewhere
+    if (opt.perf_only) {  // a calibration run (tools/controls/check_controls.py): the kernel's correctness is shown elsewhere
         std::string why;
         if (!attn::has_cuda_device(&why)) {
             t.status = "not run";
@@ -213,14 +213,14 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
 
 }  // namespace
 
-// `grader --submissions DIR [--slurm|--collect|…]` grades a whole class: tools/batch_grade.py
+// `grader --submissions DIR [--slurm|--collect|…]` grades a whole class: tools/class/batch_grade.py
 // builds and grades each submission in its own tree (with this grader's sources) and writes the
 // gradebook.
 [[noreturn]] void batch(int argc, char** argv) {
     std::string root = ATTNLAB_ROOT;
     struct stat st {};
-    if (stat((root + "/tools/batch_grade.py").c_str(), &st) != 0) root = ".";
-    const std::string script = root + "/tools/batch_grade.py";
+    if (stat((root + "/tools/class/batch_grade.py").c_str(), &st) != 0) root = ".";
+    const std::string script = root + "/tools/class/batch_grade.py";
     std::vector<char*> args = {const_cast<char*>("/usr/bin/python3"), const_cast<char*>(script.c_str())};
     for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
     args.push_back(nullptr);

@@ -254,11 +254,11 @@ except RuntimeError as e:
 
 
 class SpeedupsIntoResults(unittest.TestCase):
-    """tools/torch_speedups.py's tables go into the Task 4 and Task 5 sections of a graded Results.md,
+    """tools/vs_torch/torch_speedups.py's tables go into the Task 4 and Task 5 sections of a graded Results.md,
     replacing an earlier run's, leaving the rest as it was."""
 
     def test_put_section(self):
-        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        sys.path.insert(0, os.path.join(ROOT, "tools", "vs_torch"))
         import torch_speedups as ts
         md = "# Results\n\n## Task 4 — fused (4 / 4)\n\n| case |\n\n## Task 5 — decode (4 / 4)\n\ntext 5\n\n## Pictures\n"
         once = ts.put_section(md, 4, ts.HEADING + "\n\nrun 1")

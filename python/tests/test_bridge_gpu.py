@@ -5,7 +5,7 @@ operator under torch.compile, a non-default current stream, per-sequence decode 
     ATTNLAB_IMPL=reference /usr/bin/python3 python/tests/test_bridge_gpu.py [-v]   # make python IMPL=reference first
 
 Without a CUDA device (or without the library) it prints "skipped: no CUDA device (…)" and exits
-77, the "skipped" of tools/run_tests.sh: nothing here is ever counted as passed without a GPU.
+77, the "skipped" of tools/ci/run_tests.sh: nothing here is ever counted as passed without a GPU.
 """
 import os
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks a grader run's results.json against what it should say (used by tools/run_tests.sh).
+"""Checks a grader run's results.json against what it should say (used by tools/ci/run_tests.sh).
 
     check_grade.py results.json --full 1 3 --zero 1 3 --reason "not implemented" --not-available 2 4
 --full: these tasks at full marks; --zero: these tasks score 0, every case failing with --reason in

@@ -6,7 +6,7 @@
 # make profile/sanitize-task4 (run, or skipped without a GPU) → reference tests (must pass) → skeleton tests
 # (must fail cleanly, naming each TODO) → grader on both sides → negative controls → exploit suite → the student kit. A step that fails is counted and the run goes on; exit 1 if any failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 MAKE="make --no-print-directory"
 PY=/usr/bin/python3
 CPU_TASKS="1 3"
@@ -59,20 +59,20 @@ gpu_tools_run_or_skip() {
 mkdir -p "$LOG"
 if ! ls task*/reference >/dev/null 2>&1; then
   # The student kit: no reference, no controls. Build, check the harness, grade what is there.
-  step "deps" bash tools/install_deps.sh || exit 1
+  step "deps" bash tools/setup/install_deps.sh || exit 1
   step "goldens" $MAKE goldens-if-stale
   step "check-protected (harness sums current)" $MAKE check-protected
   step "build" $MAKE -j2 IMPL=skeleton all
   step "harness unit tests" ./build/skeleton/bin/unit_tests
   step "task7 tokenizer = tiktoken, checkpoint checks" ./build/skeleton/bin/task7_cpu_tests
-  step "profile summary: ncu CSV parser (fixture)" $PY tools/test_profile_summary.py
-  step "pictures of a run: results.json fixture" $PY tools/test_plot_results.py
+  step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_summary.py
+  step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
   step "python bridge: checks, torch op, make python" $PY python/tests/test_bridge.py
   step "grade (writes Results.md)" $MAKE grade OUT=build/grade
   echo "test: $passed passed, $failed failed, $skipped skipped"
   [ $failed -eq 0 ]; exit
 fi
-step "deps" bash tools/install_deps.sh || exit 1
+step "deps" bash tools/setup/install_deps.sh || exit 1
 step "goldens" $MAKE goldens-if-stale
 step "check-skeleton (unifdef drift)" $MAKE check-skeleton
 step "check-protected (harness sums current)" $MAKE check-protected
@@ -80,8 +80,8 @@ step "build reference" $MAKE -j2 IMPL=reference all
 step "build skeleton" $MAKE -j2 IMPL=skeleton all
 step "harness unit tests" ./build/reference/bin/unit_tests
 step "task7 tokenizer = tiktoken, checkpoint checks" ./build/reference/bin/task7_cpu_tests
-step "profile summary: ncu CSV parser (fixture)" $PY tools/test_profile_summary.py
-step "pictures of a run: results.json fixture" $PY tools/test_plot_results.py
+step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_summary.py
+step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
 step "python bridge: checks, torch op, make python" $PY python/tests/test_bridge.py
 step "python bridge on the GPU (or skip)" env ATTNLAB_IMPL=reference $PY python/tests/test_bridge_gpu.py
 step "make profile-task4, sanitize-task4 (GPU or skip)" gpu_tools_run_or_skip reference
@@ -100,13 +100,13 @@ done
 if [ $? -ne 77 ]; then GRADED="$CPU_TASKS $GPU_TASKS" NOT_RUN=""
 else GRADED="$CPU_TASKS" NOT_RUN="--not-run $GPU_TASKS"; fi
 step "grade reference: full marks" bash -c "$MAKE grade IMPL=reference OUT=build/grade-reference && \
-  $PY tools/check_grade.py build/grade-reference/results.json --full $GRADED $NOT_RUN"
+  $PY tools/ci/check_grade.py build/grade-reference/results.json --full $GRADED $NOT_RUN"
 step "grade skeleton: 0, each TODO named" bash -c "$MAKE grade IMPL=skeleton OUT=build/grade-skeleton && \
-  $PY tools/check_grade.py build/grade-skeleton/results.json --zero $GRADED $NOT_RUN --reason 'not implemented'"
-step "negative controls" $PY tools/check_controls.py
-step "exploit suite (known-bad submissions)" $PY tools/check_exploits.py
-step "student kit: no solution code, builds alone" bash tools/check_release.sh
-step "batch grading, Slurm array, Gradescope entry" bash tools/check_batch.sh
+  $PY tools/ci/check_grade.py build/grade-skeleton/results.json --zero $GRADED $NOT_RUN --reason 'not implemented'"
+step "negative controls" $PY tools/controls/check_controls.py
+step "exploit suite (known-bad submissions)" $PY tools/controls/check_exploits.py
+step "student kit: no solution code, builds alone" bash tools/kit/check_release.sh
+step "batch grading, Slurm array, Gradescope entry" bash tools/class/check_batch.sh
 
 echo "test: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

@@ -2,10 +2,10 @@
 """Grades a whole class: every submission built in a clean tree of its own, in a sandbox, and
 graded by the course's own grader.
 
-    tools/batch_grade.py --submissions DIR [--out DIR] [--timeout S]       grade all here, in turn
-    tools/batch_grade.py --submissions DIR --slurm [--gres gpu:h100:1] …   write a Slurm job array
-    tools/batch_grade.py --submissions DIR --index I                        one submission (an array task)
-    tools/batch_grade.py --collect --out DIR                                merge results into the gradebook
+    tools/class/batch_grade.py --submissions DIR [--out DIR] [--timeout S]       grade all here, in turn
+    tools/class/batch_grade.py --submissions DIR --slurm [--gres gpu:h100:1] …   write a Slurm job array
+    tools/class/batch_grade.py --submissions DIR --index I                        one submission (an array task)
+    tools/class/batch_grade.py --collect --out DIR                                merge results into the gradebook
     … [--tasks 4,5] [--build-only | --grade-only]   grade some tasks; build here, grade on a GPU node later
 
 (`build/reference/bin/grader --submissions DIR …` runs this script with the same arguments.)
@@ -54,16 +54,21 @@ import subprocess
 import sys
 import tarfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADER = os.path.join(ROOT, "build/reference/bin/grader")
 RUBRIC = os.path.join(ROOT, "grader/rubric.json")
 REFERENCE_BINS = os.path.join(ROOT, "build/reference/bin")
-# What the student kit leaves out (tools/make_release.sh): solutions, controls, exploits, staff tools, run logs.
-STAFF_ONLY = re.compile(r"^(task[0-9]+/reference/|task[0-9]+/controls/|task[0-9]+/ladder/|tools/reference_times\.py$|grader/controls/|grader/controls\.json$|grader/exploits/"
-                        r"|grader/exploits\.json$|tools/check_exploits\.py$|tools/(check_controls\.py|class_samples\.sh|pack_gpu\.sh"
-                        r"|gpu_session\.sh|make_release\.sh|check_release\.sh|check_batch\.sh|batch_grade\.py|kit_README\.md"
-                        r"|torch_course_shapes\.py)$|tools/gradescope/|docs/runs/)"
-                        r"|(^|/)(reference|controls|exploits|ladder)(/|$)")
+
+
+def staff_only():
+    """What the student kit leaves out (tools/kit/staff_only.txt, as tools/kit/make_release.sh reads it), and
+    any folder named like staff material anywhere."""
+    with open(os.path.join(ROOT, "tools/kit/staff_only.txt")) as f:
+        patterns = [line.split()[0] for line in f if line.strip() and not line.lstrip().startswith("#")]
+    return re.compile("|".join(patterns) + r"|(^|/)(reference|controls|exploits|ladder)(/|$)")
+
+
+STAFF_ONLY = staff_only()
 STUDENT_FILE = re.compile(r"^[A-Za-z0-9_]+\.(cpp|cu|h|cuh)$")
 STUDENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$")
 MAX_SOURCE = 1 << 20          # bytes of one taken file

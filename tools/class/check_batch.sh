@@ -9,7 +9,7 @@
 # script's content; one array element's command run here and merged; the Gradescope entry on one
 # submission. Run by `make test`. CPU tasks only (1 and 3), so it needs no GPU.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 T=build/batch-test
 rm -rf "$T" && mkdir -p "$T/subs"
 fail() { echo "check-batch: $*"; exit 1; }
@@ -54,7 +54,7 @@ with tarfile.open(sys.argv[1], "w:gz") as tar:
         tar.addfile(info, io.BytesIO(data))
 PY
 
-/usr/bin/python3 tools/batch_grade.py --submissions "$T/subs" --out "$T/out" --timeout 900 || fail "batch_grade failed"
+/usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs" --out "$T/out" --timeout 900 || fail "batch_grade failed"
 /usr/bin/python3 - "$T/out/gradebook.csv" <<'PY' || fail "wrong gradebook"
 import csv, sys
 rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
@@ -101,14 +101,14 @@ echo "check-batch: build trees hold no staff material; no -DSOLUTION; nothing wr
 N=$(ls "$T/subs" | wc -l)
 I=$(( $(LC_ALL=C ls "$T/subs" | grep -n '^editor$' | cut -d: -f1) - 1 ))
 cp "$T/out/gradebook.csv" "$T/gradebook.batch.csv"
-/usr/bin/python3 tools/batch_grade.py --submissions "$T/subs" --out "$T/out" --tasks 1,3 --slurm >/dev/null || fail "no slurm script"
+/usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs" --out "$T/out" --tasks 1,3 --slurm >/dev/null || fail "no slurm script"
 S="$T/out/grade_array.sbatch"
 for want in "#SBATCH --array=0-$((N - 1))" "#SBATCH --gres=gpu:h100:1" "--tasks 1,3" '--index "$SLURM_ARRAY_TASK_ID"'; do
   grep -qF -- "$want" "$S" || fail "the Slurm script lacks: $want"
 done
 rm -rf "$T/out/editor"
 SLURM_ARRAY_TASK_ID=$I bash -c "$(grep -E '^/usr/bin/python3 ' "$S")" >/dev/null || fail "array element $I failed"
-/usr/bin/python3 tools/batch_grade.py --collect --out "$T/out" >/dev/null
+/usr/bin/python3 tools/class/batch_grade.py --collect --out "$T/out" >/dev/null
 diff <(grep '^editor,' "$T/gradebook.batch.csv") <(grep '^editor,' "$T/out/gradebook.csv") >/dev/null \
   || fail "array element $I (editor) merged differently from the batch run"
 [ "$(wc -l < "$T/out/gradebook.csv")" = "$(wc -l < "$T/gradebook.batch.csv")" ] || fail "--collect lost or added rows"
@@ -117,7 +117,7 @@ echo "check-batch: Slurm script right; array element $I (editor) run here and me
 # Gradescope: the entry point on one submission.
 G="$T/gradescope"
 mkdir -p "$G" && ln -sfn "$PWD" "$G/source" && cp -r "$T/subs/reference" "$G/submission"
-AUTOGRADER_ROOT="$G" bash tools/gradescope/run_autograder >/dev/null 2>&1
+AUTOGRADER_ROOT="$G" bash tools/class/gradescope/run_autograder >/dev/null 2>&1
 /usr/bin/python3 -c "import json,sys; r=json.load(open('$G/results/results.json')); sys.exit(0 if round(r['score'], 2) >= 5 and r['tests'] else 1)" \
   || fail "the Gradescope entry did not produce a full results.json"
 echo "check-batch: the Gradescope entry graded a submission into results/results.json"

@@ -8,7 +8,7 @@
 #   broken     every task solved, Task 4's file does not compile
 # Staff material (it reads the reference solutions). See docs/grader.md (Runs).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUTDIR=${1:?usage: class_samples.sh DIR}
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
 solve() {  # solve STUDENT TASK...: the model solutions of these tasks into STUDENT's skeleton folders

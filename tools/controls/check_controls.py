@@ -8,7 +8,7 @@ Calibration cases (positive controls: "calibration" names a ladder step built as
 timed by the grader (--perf-only) against the reference, and their speed credit must land inside
 "credit": [low, high] — the band the rubric's curve was set to give that step.
 
-    tools/check_controls.py [--only NAME]...
+    tools/controls/check_controls.py [--only NAME]...
 """
 import argparse
 import glob
@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADER_TIMEOUT_S = 1800
 
 
@@ -54,7 +54,7 @@ def check_calibration(control, build, prebuilt):
     if prebuilt:
         grader, ref = "build/carry/reference/grader", "build/carry/reference"
         if not os.path.exists(os.path.join(ROOT, runner)):
-            return False, f"no prebuilt runner in {build} (did tools/pack_gpu.sh build this calibration case?)"
+            return False, f"no prebuilt runner in {build} (did tools/gpu/pack_gpu.sh build this calibration case?)"
     else:
         grader, ref = "build/reference/bin/grader", "build/reference/bin"
         srcs = task_sources(task, control["replaces"], src)
@@ -97,7 +97,7 @@ def audit_calibration(control, build):
     flags = [f for t in results["tests"] for f in t["extra_data"].get("flags", [])]
     if flags:
         return False, f"honest code flagged by the audit: {flags[0][:200]}"
-    return None, "not timed: no GPU here (its objects pass the audit; a calibration case is timed on a GPU, tools/pack_gpu.sh builds it)"
+    return None, "not timed: no GPU here (its objects pass the audit; a calibration case is timed on a GPU, tools/gpu/pack_gpu.sh builds it)"
 
 
 def has_gpu():
@@ -124,7 +124,7 @@ def check(control, prebuilt=False):
     src = f"{build}/src/{os.path.basename(target)}"
     if prebuilt:  # the objects stayed where they were built: no symbol check here, and no compiling
         if not os.path.exists(os.path.join(ROOT, build, "grader")):
-            return False, f"no prebuilt grader in {build} (did tools/pack_gpu.sh build this control?)"
+            return False, f"no prebuilt grader in {build} (did tools/gpu/pack_gpu.sh build this control?)"
         carried = os.path.join(ROOT, "build/carry/reference")  # the GPU machine: the reference's runners travelled there
         return grade(control, build, ["--reference-bin-dir", carried] if os.path.isdir(carried) else [])
     os.makedirs(os.path.join(ROOT, build, "src"), exist_ok=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Downloads the real GPT-2 (124M) checkpoint for Task 7, on a machine with internet access.
 
-    pip install huggingface_hub && python3 tools/fetch_gpt2.py [--repo openai-community/gpt2] [--out models/gpt2]
+    pip install huggingface_hub && python3 tools/goldens/fetch_gpt2.py [--repo openai-community/gpt2] [--out models/gpt2]
     GPT2_DIR=models/gpt2 make task7 PROMPT="Hello, my name is"
 
 Only config.json and model.safetensors are fetched (the engine reads nothing else). The project's
@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():

@@ -1,4 +1,4 @@
-"""Independent torch references for the models of Tasks 6 and 7, used by tools/make_goldens.py.
+"""Independent torch references for the models of Tasks 6 and 7, used by tools/goldens/make_goldens.py.
 
 Task 6: the same seeded weights as task6/model.cpp (the GPU's fill_uniform — a splitmix64 hash of
 (seed, index) — recomputed here with numpy), and the model's forward in float64: pre-LayerNorm,

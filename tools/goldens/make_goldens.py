@@ -18,7 +18,7 @@ import torch
 import llm_reference
 
 FORMAT_VERSION = 1  # keep equal to kGoldenFormatVersion in common/golden.h
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def write_safetensors(path, tensors, metadata):
@@ -253,7 +253,7 @@ def make_task5(w):
 
 def task6_case(w, name, vocab, hidden, heads, layers, ffn, B, S, steps, model_seed):
     """A small model of task6/model.cpp's shape and seeded weights: greedy tokens and every step's
-    logits, recomputed without a cache in float64 (tools/llm_reference.py)."""
+    logits, recomputed without a cache in float64 (tools/goldens/llm_reference.py)."""
     cfg = dict(vocab=vocab, hidden=hidden, heads=heads, layers=layers, ffn=ffn, model_seed=model_seed)
     prompt = torch.randint(0, vocab, (B, S), generator=w.generator(name))
     tokens, logits = llm_reference.task6_greedy(cfg, prompt, steps)
@@ -282,7 +282,7 @@ TOKENIZER_TEXTS = [
 
 def make_task7(w):
     """The tokenizer's expected ids (tiktoken), and a small random-weight GPT-2 in Hugging Face's
-    layout with torch's greedy tokens and logits for the two prompts (tools/llm_reference.py)."""
+    layout with torch's greedy tokens and logits for the two prompts (tools/goldens/llm_reference.py)."""
     import subprocess
     out = os.path.join(w.out_dir, "task7")
     enc = llm_reference.tiktoken_gpt2(os.path.join(ROOT, ".deps", "gpt2.tiktoken"))

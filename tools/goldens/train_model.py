@@ -3,10 +3,10 @@
 on the King James Bible from Debian's bible-kjv-text — on the GPU when torch has CUDA, else on the CPU.
 
     make model                      # → models/kjv-gpt2/{config.json, model.safetensors, reference.safetensors}
-    tools/train_model.py --out DIR [--steps N] [--minutes M] [--cpu]
-    tools/train_model.py --out DIR --reference-only   # the reference alone, for a checkpoint already there
-    tools/train_model.py --write-tokens FILE          # the tokenised text and prompts, for a machine without
-    tools/train_model.py --out DIR --tokens FILE      #   the Bible package or tiktoken: train from them there
+    tools/goldens/train_model.py --out DIR [--steps N] [--minutes M] [--cpu]
+    tools/goldens/train_model.py --out DIR --reference-only   # the reference alone, for a checkpoint already there
+    tools/goldens/train_model.py --write-tokens FILE          # the tokenised text and prompts, for a machine without
+    tools/goldens/train_model.py --out DIR --tokens FILE      #   the Bible package or tiktoken: train from them there
 
 The size follows the device, and is printed: on the CPU (CI, 2 cores) 4 layers × 128 wide, sequences of
 128, batches of 16, 1,200 steps or 10 minutes, as always; on a GPU 6 layers × 384 wide (6 heads of 64),
@@ -15,7 +15,7 @@ following the time, keeping the weights of the best validation loss. Any of thes
 
 Seeded (torch.manual_seed); the text is tokenised with tiktoken (.deps/py). Stops after --steps or
 --minutes, whichever comes first, and writes the checkpoint, then reference.safetensors: the greedy
-tokens and every step's logits of tools/llm_reference.py's float64 forward for the two prompts of
+tokens and every step's logits of tools/goldens/llm_reference.py's float64 forward for the two prompts of
 the exact-match check (Task 7's grader compares the engine against it). Last, the course prompt's
 50 greedy tokens are printed (as text where tiktoken is there) with whether they repeat a 6-token run.
 """
@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import llm_reference as ref  # noqa: E402
 from make_goldens import write_safetensors  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def corpus():

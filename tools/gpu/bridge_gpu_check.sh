@@ -3,19 +3,19 @@
 # built elsewhere. Run from the repository root; logs go to $OUT (default build/bridge-gpu-out).
 #
 #   here:   make python IMPL=reference                       # → build/reference/python/libattnlab.so
-#           /usr/bin/python3 tools/train_model.py --write-tokens build/kjv-tokens.pt   # only for `train`
+#           /usr/bin/python3 tools/goldens/train_model.py --write-tokens build/kjv-tokens.pt   # only for `train`
 #   carry:  build/  (the library; build/kjv-tokens.pt for `train`; models/kjv-gpt2 too, if you have it, for the HF check)
-#   there:  [RESULTS=path/to/Results.md] bash tools/bridge_gpu_check.sh     # ≈ 4 minutes
-#           [MINUTES=5] bash tools/bridge_gpu_check.sh train                # `make model` on the GPU, ≈ 6 minutes
+#   there:  [RESULTS=path/to/Results.md] bash tools/gpu/bridge_gpu_check.sh     # ≈ 4 minutes
+#           [MINUTES=5] bash tools/gpu/bridge_gpu_check.sh train                # `make model` on the GPU, ≈ 6 minutes
 #
 # Checks: python/tests/test_bridge_gpu.py (attention incl. causal, Sq ≠ Sk, S = 1/127/129, D = 32…128;
 # decode; softmax; gemm; the torch operator under torch.compile; a side stream) against float64 torch;
-# tools/torch_speedups.py (into a copy of $RESULTS in $OUT, else $OUT/torch_speedups.md); tools/hf_attnlab.py
+# tools/vs_torch/torch_speedups.py (into a copy of $RESULTS in $OUT, else $OUT/torch_speedups.md); tools/vs_torch/hf_attnlab.py
 # (GPT-2, a GQA Llama, the default model if carried: attnlab's greedy tokens = eager's, tokens/s).
-# `train`: tools/train_model.py on the GPU from the carried tokens → models/kjv-gpt2-gpu (too large to come
+# `train`: tools/goldens/train_model.py on the GPU from the carried tokens → models/kjv-gpt2-gpu (too large to come
 # back: its greedy text is in the log), then hf_attnlab.py on it.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/bridge-gpu-out}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
@@ -31,13 +31,13 @@ note "gpu: $(tail -n 1 "$OUT/gpu.txt"); $($PY -c 'import torch, sys; print("torc
   || { note "no build/$ATTNLAB_IMPL/python/libattnlab.so: build it with make python IMPL=$ATTNLAB_IMPL and carry build/"; exit 1; }
 
 if [ "${1:-}" = train ]; then
-  [ -f build/kjv-tokens.pt ] || { note "no build/kjv-tokens.pt: make it with tools/train_model.py --write-tokens and carry build/"; exit 1; }
-  timeout 900 $PY tools/train_model.py --out models/kjv-gpt2-gpu --tokens build/kjv-tokens.pt --minutes "${MINUTES:-5}" \
+  [ -f build/kjv-tokens.pt ] || { note "no build/kjv-tokens.pt: make it with tools/goldens/train_model.py --write-tokens and carry build/"; exit 1; }
+  timeout 900 $PY tools/goldens/train_model.py --out models/kjv-gpt2-gpu --tokens build/kjv-tokens.pt --minutes "${MINUTES:-5}" \
     > "$OUT/train.log" 2>&1
   note "train_model (GPU): exit $? — $(grep -m1 'on the CUDA' "$OUT/train.log" | cut -c1-160)"
   note "$(grep 'stopped after\|keeping step' "$OUT/train.log" | tr '\n' ' ')"
   note "$(grep 'greedy' "$OUT/train.log" | tr '\n' ' ')"
-  timeout 300 $PY tools/hf_attnlab.py --model models/kjv-gpt2-gpu > "$OUT/hf_trained.log" 2>&1
+  timeout 300 $PY tools/vs_torch/hf_attnlab.py --model models/kjv-gpt2-gpu > "$OUT/hf_trained.log" 2>&1
   note "hf_attnlab on the trained model: exit $? — $(tail -n 1 "$OUT/hf_trained.log")"
   exit 0
 fi
@@ -51,8 +51,8 @@ if [ -n "${RESULTS:-}" ] && [ -f "$RESULTS" ]; then
 else
   speed_args=(--results /nonexistent --markdown "$OUT/torch_speedups.md")
 fi
-timeout 360 $PY tools/torch_speedups.py "${speed_args[@]}" > "$OUT/torch_speedups.log" 2>&1
+timeout 360 $PY tools/vs_torch/torch_speedups.py "${speed_args[@]}" > "$OUT/torch_speedups.log" 2>&1
 note "torch_speedups: exit $? — $(tail -n 1 "$OUT/torch_speedups.log")"
 
-timeout 300 $PY tools/hf_attnlab.py > "$OUT/hf_attnlab.log" 2>&1
+timeout 300 $PY tools/vs_torch/hf_attnlab.py > "$OUT/hf_attnlab.log" 2>&1
 note "hf_attnlab: exit $? — $(tail -n 1 "$OUT/hf_attnlab.log")"

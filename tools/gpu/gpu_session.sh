@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
-# elsewhere (tools/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
+# elsewhere (tools/gpu/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   [ONLY_TASKS="5"] [SKIP_TESTS=1] [SKIP_GRADE=1] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [SKIP_EXPLOITS=1] bash tools/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [reftimes]
-# Carry carry/ (tools/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
+#   [ONLY_TASKS="5"] [SKIP_TESTS=1] [SKIP_GRADE=1] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [SKIP_EXPLOITS=1] bash tools/gpu/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [reftimes]
+# Carry carry/ (tools/gpu/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
 # model.safetensors}: its goldens and the model's reference are made there.
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
 # cleanly), the grader on the reference, the GPU negative controls. `bench` adds the benchmarks,
 # `tune` the tile tuner,
 # `anchors` torch's attention backends on the same GPU (shared/bench/anchors_torch.py, if present),
 # `ladder` the optimisation ladders of Tasks 2, 4, 5, `bf16` Task 4's bf16 ladder, benchmark and torch's bf16
-# backends (tools/sdpa_bf16.py), `reftimes` the reference's times for the kit's
-# estimates (tools/reference_times.py → $OUT/reference_times.json).
+# backends (tools/vs_torch/sdpa_bf16.py), `reftimes` the reference's times for the kit's
+# estimates (tools/gpu/reference_times.py → $OUT/reference_times.json).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/gpu-out}
 mkdir -p "$OUT"
 mkdir -p build && [ -f carry/gpu.tar.xz ] && tar -C build -xJf carry/gpu.tar.xz  # → build/carry/
@@ -25,10 +25,10 @@ note() { summary+=("[$(date +%T)] $1"); echo "== [$(date +%T)] $1"; }
 
 [ -x /usr/bin/bwrap ] || { [ -f build/carry/bwrap ] && install -m 755 build/carry/bwrap /usr/bin/bwrap; }  # the runners' sandbox
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
-python3 tools/make_goldens.py $(for t in $GPU_TASKS; do echo --only task$t; done) > "$OUT/goldens.log" 2>&1 \
+python3 tools/goldens/make_goldens.py $(for t in $GPU_TASKS; do echo --only task$t; done) > "$OUT/goldens.log" 2>&1 \
   && note "goldens: ok" || note "goldens: FAILED (see goldens.log)"
 if [ -f models/kjv-gpt2/model.safetensors ] && [ ! -f models/kjv-gpt2/reference.safetensors ]; then
-  python3 tools/train_model.py --out models/kjv-gpt2 --reference-only > "$OUT/model_reference.log" 2>&1
+  python3 tools/goldens/train_model.py --out models/kjv-gpt2 --reference-only > "$OUT/model_reference.log" 2>&1
   note "default model's reference: exit $? — $(tail -n 1 "$OUT/model_reference.log")"
 fi
 for d in build/carry/goldens/*; do [ -e "$d" ] && [ ! -e "goldens/$(basename "$d")" ] && cp -r "$d" goldens/ && note "goldens: $(basename "$d") from the carried copy"; done
@@ -48,15 +48,15 @@ if [ -z "${SKIP_GRADE:-}" ]; then
   ./build/carry/reference/grader $(for t in $GPU_TASKS; do echo --task $t; done) --out "$OUT/grade" \
     --bin-dir build/carry/reference --reference-bin-dir build/carry/reference > "$OUT/grade.log" 2>&1
   note "grader (reference): $(tail -n 1 "$OUT/grade.log")"
-  python3 tools/check_grade.py "$OUT/grade/results.json" --full $GPU_TASKS > "$OUT/check_grade.log" 2>&1
+  python3 tools/ci/check_grade.py "$OUT/grade/results.json" --full $GPU_TASKS > "$OUT/check_grade.log" 2>&1
   note "full marks check: $(tail -n 1 "$OUT/check_grade.log")"
 fi
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})b?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/controls/check_controls.py --prebuilt --grader-timeout 100 $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})b?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 [ -z "${SKIP_CONTROLS:-}" ] && note "controls: $(tail -n 1 "$OUT/controls.log")"
-# the exploits only a GPU run can catch (packed by tools/pack_gpu.sh), each graded by the reference grader
-[ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && python3 tools/check_exploits.py --prebuilt $(ls build/carry/exploits | grep -E "${ONLY_EXPLOITS:-.}" | sed 's/^/--only /') > "$OUT/exploits.log" 2>&1
+# the exploits only a GPU run can catch (packed by tools/gpu/pack_gpu.sh), each graded by the reference grader
+[ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && python3 tools/controls/check_exploits.py --prebuilt $(ls build/carry/exploits | grep -E "${ONLY_EXPLOITS:-.}" | sed 's/^/--only /') > "$OUT/exploits.log" 2>&1
 [ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && note "exploits: $(tail -n 1 "$OUT/exploits.log")"
 
 for arg in "$@"; do
@@ -64,9 +64,9 @@ for arg in "$@"; do
     bench|tune) for b in build/carry/reference/${arg}_task*; do
              [ "$arg" = bench ] && [ -n "${ONLY_TASKS:-}" ] && ! grep -qw "${b##*_task}" <<<"$ONLY_TASKS" && continue
              timeout 300 "$b" > "$OUT/$(basename "$b").log" 2>&1; note "$(basename "$b"): exit $?"; done ;;
-    hf) timeout 300 python3 tools/hf_check.py --gpt2 build/carry/reference/gpt2 > "$OUT/hf_check.log" 2>&1
+    hf) timeout 300 python3 tools/vs_torch/hf_check.py --gpt2 build/carry/reference/gpt2 > "$OUT/hf_check.log" 2>&1
         note "hf_check: exit $? — $(tail -n 1 "$OUT/hf_check.log")"
-        timeout 300 python3 tools/bench_gpt2.py --gpt2 build/carry/reference/gpt2 > "$OUT/bench_gpt2.log" 2>&1
+        timeout 300 python3 tools/vs_torch/bench_gpt2.py --gpt2 build/carry/reference/gpt2 > "$OUT/bench_gpt2.log" 2>&1
         note "bench_gpt2: exit $?" ;;
     ladder) for t in 2 4 5; do timeout 400 ./build/carry/reference/ladder_task$t > "$OUT/ladder_task$t.log" 2>&1
               note "ladder_task$t: exit $?"; done ;;
@@ -74,10 +74,10 @@ for arg in "$@"; do
           note "ladder_task4_bf16: exit $?"
           timeout 300 ./build/carry/reference/bench_task4_bf16 > "$OUT/bench_task4_bf16.log" 2>&1
           note "bench_task4_bf16: exit $?"
-          timeout 300 python3 tools/sdpa_bf16.py > "$OUT/sdpa_bf16.log" 2>&1
+          timeout 300 python3 tools/vs_torch/sdpa_bf16.py > "$OUT/sdpa_bf16.log" 2>&1
           note "sdpa_bf16 (torch's bf16 backends, same GPU): exit $?" ;;
     reftimes) cp grader/reference_times.json "$OUT/reference_times.json"
-              python3 tools/reference_times.py --grader build/carry/reference/grader --bin-dir build/carry/reference \
+              python3 tools/gpu/reference_times.py --grader build/carry/reference/grader --bin-dir build/carry/reference \
                 --file "$OUT/reference_times.json" > "$OUT/reference_times.log" 2>&1
               note "reference_times: exit $? — $(tail -n 1 "$OUT/reference_times.log")" ;;
     anchors) [ -f shared/bench/anchors_torch.py ] && { timeout 300 python3 shared/bench/anchors_torch.py > "$OUT/anchors.log" 2>&1;

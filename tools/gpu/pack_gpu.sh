@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # pack_gpu.sh [PACK_CONTROLS="name …"] — builds the GPU binaries here and puts stripped copies in build/carry/ (git-ignored) for
 # the GPU machine, xz-compressed as carry/gpu.tar.xz: the reference and skeleton test binaries, benchmarks, the grader, and the
-# graders of the GPU tasks' negative controls. Then: tools/gpu_session.sh runs them there.
+# graders of the GPU tasks' negative controls. Then: tools/gpu/gpu_session.sh runs them there.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 GPU_TASKS=$(sed -n 's/^GPU_TASKS *:= *//p' Makefile)
 make --no-print-directory -j2 IMPL=reference all >/dev/null
 make --no-print-directory -j2 IMPL=skeleton all >/dev/null
@@ -30,7 +30,7 @@ strip -o build/carry/reference/gpt2 build/reference/bin/gpt2
 make --no-print-directory -j2 IMPL=reference build/reference/bin/ladder_task2 build/reference/bin/ladder_task4 build/reference/bin/ladder_task5 \
   build/reference/bin/ladder_task4_bf16 >/dev/null
 for t in 2 4 5 4_bf16; do strip -o build/carry/reference/ladder_task$t build/reference/bin/ladder_task$t; done
-# Task 4's bf16 bonus: its tests on both sides, its benchmark; torch's bf16 backends beside it (tools/sdpa_bf16.py)
+# Task 4's bf16 bonus: its tests on both sides, its benchmark; torch's bf16 backends beside it (tools/vs_torch/sdpa_bf16.py)
 strip -o build/carry/reference/task4_bf16 build/reference/bin/task4_bf16
 strip -o build/carry/skeleton/task4_bf16 build/skeleton/bin/task4_bf16
 strip -o build/carry/reference/bench_task4_bf16 build/reference/bin/bench_task4_bf16
@@ -41,7 +41,7 @@ gpu_controls=$(/usr/bin/python3 -c "
 import json; t='$GPU_TASKS'.split()
 print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['controls'] if str(c['task']) in t and not c.get('static')))")
 [ -n "${PACK_CONTROLS:-}" ] && gpu_controls=$PACK_CONTROLS  # a subset, e.g. the calibration cases
-/usr/bin/python3 tools/check_controls.py $(printf -- "--only %s " $gpu_controls) > build/pack-controls.log \
+/usr/bin/python3 tools/controls/check_controls.py $(printf -- "--only %s " $gpu_controls) > build/pack-controls.log \
   || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build"; exit 1; }
 # calibration cases (ladder steps as submissions): their runners, built here (check_controls.py skips them without a GPU)
 /usr/bin/python3 -c "
@@ -49,7 +49,7 @@ import json; want='$gpu_controls'.split()
 for c in json.load(open('grader/controls.json'))['controls']:
     if c['name'] in want and 'calibration' in c: print(c['name'], c['task'], c['calibration'], c['replaces'])" |
 while read -r name task src replaces; do
-  srcs=$(cd tools && /usr/bin/python3 -c "import check_controls as c; print(' '.join(c.task_sources($task, '$replaces', '$src')))")
+  srcs=$(cd tools/controls && /usr/bin/python3 -c "import check_controls as c; print(' '.join(c.task_sources($task, '$replaces', '$src')))")
   make --no-print-directory -j2 IMPL=reference "TASK${task}_SRC=$srcs" RUNNER_BIN_DIR=build/controls/$name build/controls/$name/runner_task$task >/dev/null \
     || { echo "pack_gpu: calibration case $name did not build"; exit 1; }
 done || exit 1
@@ -64,7 +64,7 @@ gpu_exploits=${PACK_EXPLOITS:-$(/usr/bin/python3 -c "
 import json; print(' '.join(e['name'] for e in json.load(open('grader/exploits.json'))['exploits'] if e.get('gpu') or e['name'] == 'defines_event_timing'))")}
 for e in $gpu_exploits; do
   /usr/bin/python3 -c "
-import sys; sys.path.insert(0, 'tools'); import check_exploits as c, json
+import sys; sys.path.insert(0, 'tools/controls'); import check_exploits as c, json
 e = next(x for x in json.load(open('grader/exploits.json'))['exploits'] if x['name'] == '$e')
 c.build(e)" || { echo "pack_gpu: exploit $e did not build"; exit 1; }
   mkdir -p build/carry/exploits/$e

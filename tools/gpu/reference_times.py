@@ -5,7 +5,7 @@ compare with) and writes them into grader/reference_times.json under the GPU's n
 and the command. The student kit ships that file: its `make grade` estimates speed credit from it.
 
     make reference-times            (on a GPU, course repo: needs build/reference)
-    tools/reference_times.py [--grader build/reference/bin/grader] [--bin-dir build/reference/bin] [--file F]
+    tools/gpu/reference_times.py [--grader build/reference/bin/grader] [--bin-dir build/reference/bin] [--file F]
 """
 import argparse
 import datetime
@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():
@@ -49,7 +49,7 @@ def main():
         doc = json.load(f)
     doc.setdefault("gpus", {})[gpu] = {
         "measured": datetime.date.today().isoformat(),
-        "how": "tools/reference_times.py: grader --perf-only, the reference's runners, median of the grader's timed calls",
+        "how": "tools/gpu/reference_times.py: grader --perf-only, the reference's runners, median of the grader's timed calls",
         **times,
     }
     with open(path, "w") as f:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every command and path the student kit's Markdown names exists in the kit.
 
-    tools/check_kit_docs.py build/release/attnlab-kit [--allow tools/kit_docs_allow.txt]
+    tools/kit/check_kit_docs.py build/release/attnlab-kit [--allow tools/kit/kit_docs_allow.txt]
 
 Reads every *.md under the kit (README.md, taskN/README.md, docs/*.md; not build/, goldens/,
 models/ or .deps/) and checks:
@@ -25,7 +25,7 @@ import shlex
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SKIP_DIRS = {"build", "goldens", "models", ".deps", ".git"}
 # A path the docs may name: it starts with one of the course repository's top-level entries.
 TOP = r"(?:common|docs|grader|tools|task[1-9N]|\.ci)"
@@ -211,8 +211,8 @@ def read_allow(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("kit", help="the kit folder (build/release/attnlab-kit)")
-    ap.add_argument("--allow", default=os.path.join(ROOT, "tools", "kit_docs_allow.txt"),
-                    help="allow-list of 'file: text' lines (default: tools/kit_docs_allow.txt)")
+    ap.add_argument("--allow", default=os.path.join(ROOT, "tools", "kit", "kit_docs_allow.txt"),
+                    help="allow-list of 'file: text' lines (default: tools/kit/kit_docs_allow.txt)")
     args = ap.parse_args()
     if not os.path.isfile(os.path.join(args.kit, "Makefile")):
         print(f"check-kit-docs: {args.kit} is not a kit (no Makefile)")

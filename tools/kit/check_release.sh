@@ -2,9 +2,9 @@
 # check_release.sh — the student kit must hold no solution code, build on its own, and grade its
 # skeletons at 0 with every TODO named. Run by `make test` (and `make check-release`).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 KIT=build/release/attnlab-kit
-bash tools/make_release.sh || exit 1
+bash tools/kit/make_release.sh || exit 1
 fail() { echo "check-release: $*"; exit 1; }
 
 # 1. No solution code: no SOLUTION blocks, no reference or control files, and none of the
@@ -24,8 +24,8 @@ done
 [ $checked -gt 100 ] || fail "only $checked solution lines were checked: the check is not looking"
 echo "check-release: none of $checked distinctive solution lines is in the kit ($(find "$KIT" -type f | wc -l) files)"
 
-# 2. Every command and path its Markdown names exists in it (tools/kit_docs_allow.txt: known exceptions).
-/usr/bin/python3 tools/check_kit_docs.py "$KIT" || fail "the kit's READMEs name commands or paths the kit does not have"
+# 2. Every command and path its Markdown names exists in it (tools/kit/kit_docs_allow.txt: known exceptions).
+/usr/bin/python3 tools/kit/check_kit_docs.py "$KIT" || fail "the kit's READMEs name commands or paths the kit does not have"
 
 # 3. A first run works: in the fresh kit (no goldens, nothing built) `make task1` sets itself up
 #    (packages, Task 1's goldens only) and fails on the TODOs, not on a missing golden file.
@@ -46,7 +46,7 @@ out=$("$KIT/build/skeleton/bin/task1" 2>&1); rc=$?
 (cd "$KIT" && ./build/skeleton/bin/grader --out build/grade >/dev/null) || fail "the kit's grader failed"
 gpu_state=$(/usr/bin/python3 -c "import json,sys; t=json.load(open('$KIT/build/grade/results.json'))['tests']; \
 print(' '.join(sorted({str(x['extra_data']['task']) for x in t if x['extra_data']['state']=='not run'})))")
-/usr/bin/python3 tools/check_grade.py "$KIT/build/grade/results.json" --zero 1 3 --reason "not implemented" \
+/usr/bin/python3 tools/ci/check_grade.py "$KIT/build/grade/results.json" --zero 1 3 --reason "not implemented" \
   $( [ -n "$gpu_state" ] && echo --not-run $gpu_state ) || fail "the kit's grade is not 0 with every TODO named"
 grep -q "Harness edited" "$KIT/build/grade/Results.md" && fail "the kit's own harness is reported as edited"
 echo "check-release: the kit builds alone, its skeletons fail cleanly, its grader gives 0 naming each TODO"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pictures of a grading run's speed: a roofline per GPU task and the course's speedups.
 
-    tools/plot_results.py OUT_DIR        (run by `make grade` after the grader)
+    tools/pictures/plot_results.py OUT_DIR        (run by `make grade` after the grader)
 
 Reads OUT_DIR/results.json (the grader's: per timed shape a test whose extra_data.state is
 "performance", with ms, reference_ms, tflops, gbps, baselines_ms) and writes into OUT_DIR:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tests of tools/plot_results.py from the stored fixture tools/testdata/results_h100.json (hand-made from
+"""Tests of tools/pictures/plot_results.py from the stored fixture tools/pictures/testdata/results_h100.json (hand-made from
 the H100 figures of docs/perf.md and docs/runs/: its extra_data.fixture_note says which). Run by
-tools/run_tests.sh; no GPU. Skips (exit 77) where matplotlib is not installed, after checking the note."""
+tools/ci/run_tests.sh; no GPU. Skips (exit 77) where matplotlib is not installed, after checking the note."""
 import json
 import os
 import re

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # profile.sh — `make profile-taskN` and `make sanitize-taskN` (N = 2, 4, 5), on a GPU machine.
 #
-#   tools/profile.sh profile  N BUILD [REF_BUILD]   Nsight Compute on BUILD/bin/drive_taskN's profiled call(s)
+#   tools/profile/profile.sh profile  N BUILD [REF_BUILD]   Nsight Compute on BUILD/bin/drive_taskN's profiled call(s)
 #                                                  → BUILD/profile/taskN.ncu-rep (open it in the Nsight Compute
-#                                                  GUI) and a short summary (tools/profile_summary.py), with the
+#                                                  GUI) and a short summary (tools/profile/profile_summary.py), with the
 #                                                  reference's figures beside yours when REF_BUILD is given
-#   tools/profile.sh sanitize N BUILD               compute-sanitizer memcheck, racecheck, synccheck on the
+#   tools/profile/profile.sh sanitize N BUILD               compute-sanitizer memcheck, racecheck, synccheck on the
 #                                                  driver's small shapes → BUILD/profile/sanitize-taskN-<tool>.log;
 #                                                  the first error with its source line
 #
@@ -13,7 +13,7 @@
 # NCU=… and COMPUTE_SANITIZER=… name the tools where they are not found (PATH, $CUDA_HOME/bin,
 # /opt/nvidia/nsight-compute/*/, $CUDA_HOME/nsight-compute-*/, $CUDA_HOME/compute-sanitizer/).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 MODE=${1:-} N=${2:-} BUILD=${3:-} REF=${4:-}
 PY=${PYTHON:-/usr/bin/python3}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -45,7 +45,7 @@ if [ "$MODE" = profile ]; then
         "$(newest '/opt/nvidia/nsight-compute/*/ncu')" "$(newest "$CUDA_HOME/nsight-compute-*/ncu")") || {
     echo "profile-task$N: skipped: no Nsight Compute (ncu) found (looked on PATH, in $CUDA_HOME/bin, /opt/nvidia/nsight-compute/*/, $CUDA_HOME/nsight-compute-*/; set NCU=/path/to/ncu)"
     exit 77; }
-  METRICS=$($PY tools/profile_summary.py --metric-list)
+  METRICS=$($PY tools/profile/profile_summary.py --metric-list)
   profile_one() {  # profile_one BUILD_DIR LABEL → BUILD_DIR/profile/taskN.ncu-rep and .csv
     local b=$1 label=$2 rep=$1/profile/task$N
     mkdir -p "$b/profile"
@@ -80,7 +80,7 @@ if [ "$MODE" = profile ]; then
     args+=(--reference-note "no reference to profile beside yours (the student kit has no taskN/reference/); docs/perf.md has its times")
   fi
   echo
-  $PY tools/profile_summary.py "${args[@]}" | tee "$BUILD/profile/task$N-summary.txt"
+  $PY tools/profile/profile_summary.py "${args[@]}" | tee "$BUILD/profile/task$N-summary.txt"
   echo
   echo "full report: $BUILD/profile/task$N.ncu-rep (ncu-ui, or: $NCU --import $BUILD/profile/task$N.ncu-rep --page details)"
   exit 0

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The short summary of `make profile-taskN`: a few Nsight Compute figures a student can act on.
 
-    tools/profile_summary.py --metric-list                      the metrics to collect (ncu --metrics)
-    tools/profile_summary.py --task 4 --yours A.csv [--reference B.csv | --reference-note TEXT]
+    tools/profile/profile_summary.py --metric-list                      the metrics to collect (ncu --metrics)
+    tools/profile/profile_summary.py --task 4 --yours A.csv [--reference B.csv | --reference-note TEXT]
 
 A.csv and B.csv are ncu's raw page as CSV (`ncu --import taskN.ncu-rep --csv --page raw --print-units base`):
 a header row of column names (ID, Kernel Name, …, then one column per metric), optionally a row of units,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tests of tools/profile_summary.py (run by tools/run_tests.sh; no GPU, no ncu).
+"""Tests of tools/profile/profile_summary.py (run by tools/ci/run_tests.sh; no GPU, no ncu).
 
-The fixture tools/testdata/ncu_raw_task5.csv is hand-made, not captured from ncu: it follows the layout
+The fixture tools/profile/testdata/ncu_raw_task5.csv is hand-made, not captured from ncu: it follows the layout
 ncu documents for `--csv --page raw` (a header row of column names, a row of units, one row per kernel;
 numbers with thousands separators), with a line of ncu's own output before the table, two kernels (a
 split-KV decode and its merge), DRAM throughput missing and local loads given in sectors — so the

@@ -3,9 +3,9 @@
 #   .deps/gpt2.tiktoken  GPT-2's BPE ranks (base64 token, rank per line), the one file taken from the
 #                        sdist of openai-whisper==20250625 (whisper itself is not installed); sha256 checked
 #   .deps/py/            tiktoken (PyPI), the reference tokenizer the C++ one is checked against
-# Called by tools/install_deps.sh.
+# Called by tools/setup/install_deps.sh.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 DEPS=.deps
 PY=/usr/bin/python3
 SHA=306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930

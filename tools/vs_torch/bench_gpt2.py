@@ -2,7 +2,7 @@
 """Task 7's speed: the engine against Hugging Face's GPT2LMHeadModel (eager, fp32, its KV cache) on
 the same GPU in the same command, with a random-weight model of GPT-2 124M's exact shape made here.
 
-    python3 tools/bench_gpt2.py --gpt2 build/reference/bin/gpt2 [--decode-prompt 128 --tokens 200]
+    python3 tools/vs_torch/bench_gpt2.py --gpt2 build/reference/bin/gpt2 [--decode-prompt 128 --tokens 200]
 
 Measures: prefill of 1024 tokens (ms) and decode tokens/s at batch 1 after a short prompt, each the
 median of 3 runs after a warm-up; CUDA synchronised around every timed region (HF) or CUDA events

@@ -4,7 +4,7 @@
 token), float32, on a GPU. The tokens of "sdpa" and "attnlab" must equal eager's; tokens/s of each.
 
     make python IMPL=…  (here or where it is built); then on a GPU machine with torch and transformers:
-    ATTNLAB_IMPL=reference python3 tools/hf_attnlab.py [--tokens 32] [--model models/kjv-gpt2]
+    ATTNLAB_IMPL=reference python3 tools/vs_torch/hf_attnlab.py [--tokens 32] [--model models/kjv-gpt2]
 
 Models: GPT-2 124M (GPT2LMHeadModel from GPT2Config(), random weights, seeded), a small Llama
 (LlamaForCausalLM from a config: 4 layers, 8 query heads on 2 K/V heads — GQA — head_dim 32, random
@@ -20,7 +20,7 @@ import time
 
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import attnlab  # noqa: E402
 import attnlab.hf  # noqa: E402

@@ -3,7 +3,7 @@
 cache) loads the same checkpoint as the engine, and the greedy ids of both prompts are compared
 with the engine's (`gpt2 --ids`) and with the float64 torch reference that `make model` wrote.
 
-    python3 tools/hf_check.py --gpt2 build/reference/bin/gpt2 [--model models/kjv-gpt2] [--tokens 50]
+    python3 tools/vs_torch/hf_check.py --gpt2 build/reference/bin/gpt2 [--model models/kjv-gpt2] [--tokens 50]
 
 Needs torch and transformers (the GPU machine has them; nothing is downloaded). Exit 1 on a mismatch.
 """
@@ -15,7 +15,8 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "goldens"))
 import llm_reference as ref  # noqa: E402
 
 
@@ -30,7 +31,7 @@ def hf_greedy(model, ids, tokens, device):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpt2", required=True, help="the engine's CLI (build/…/bin/gpt2)")
-    ap.add_argument("--model", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", "kjv-gpt2"))
+    ap.add_argument("--model", default=os.path.join(ROOT, "models", "kjv-gpt2"))
     ap.add_argument("--tokens", type=int, default=50)
     args = ap.parse_args()
     import transformers

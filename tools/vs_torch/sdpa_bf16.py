@@ -1,7 +1,7 @@
 """Times torch's SDPA backends in bf16 (FlashAttention-2, cuDNN, memory-efficient) at the shapes of
 make bench-task4-bf16 / ladder-task4-bf16, for the side-by-side table of docs/perf.md (Task 4's bf16 bonus).
 FLOPs = 4·B·H·S²·D (halved when causal); CUDA events around each call, L2 flushed before it, warm-up, median.
-Run on the GPU in the same session as the benchmark:  python3 tools/sdpa_bf16.py [--quick]"""
+Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/sdpa_bf16.py [--quick]"""
 import statistics
 import sys
 

@@ -4,7 +4,7 @@ torch.nn.MultiheadAttention and F.scaled_dot_product_attention's backends, at Ta
 shapes and Task 5's decode shapes (grader/timed.cpp's shapes_of), same GPU, same run, float32.
 
     make python IMPL=…  (here or where it is built); then on a GPU machine with a CUDA torch:
-    ATTNLAB_IMPL=reference python3 tools/torch_speedups.py [--results Results.md] [--markdown out.md] [--quick]
+    ATTNLAB_IMPL=reference python3 tools/vs_torch/torch_speedups.py [--results Results.md] [--markdown out.md] [--quick]
 
 Run it after `make grade`: it writes a subsection "### Against PyTorch (same GPU, same run)" into
 Results.md's "## Task 4" and "## Task 5" sections (replacing one written before); --markdown writes
@@ -34,7 +34,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import attnlab  # noqa: E402
 
@@ -239,7 +239,7 @@ def main():
     with torch.no_grad():
         rows4, _ = task4_rows(timer, args.quick)
         rows5 = task5_rows(timer, args.quick)
-    intro = (f"{gpu}, torch {torch.__version__}, float32 (TF32 off), this run; `tools/torch_speedups.py` through the Python "
+    intro = (f"{gpu}, torch {torch.__version__}, float32 (TF32 off), this run; `tools/vs_torch/torch_speedups.py` through the Python "
              f"bridge ({attnlab.impl()}). Median of CUDA-event times with L2 flushed. SDPA: the attention core on the same "
              f"[B, H, S, D] tensors; flash and cuDNN take only fp16/bf16 and refuse float32. nn.MultiheadAttention includes "
              f"its input and output projections.")
