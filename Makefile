@@ -281,7 +281,7 @@ bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
 
 # The bf16 ladder (course staff): every rung of task4/ladder/bf16 beside the reference.
 build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench_ladder_bf16.cpp task4/ladder/bf16/wmma_bf16.cu \
-                                       task4/bf16_convert.cu) $(HARNESS_OBJ) build/reference/task4/reference/flash_attention_bf16.o
+                                       task4/ladder/bf16/mma_bf16.cu task4/bf16_convert.cu) $(HARNESS_OBJ) build/reference/task4/reference/flash_attention_bf16.o
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 

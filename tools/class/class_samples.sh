@@ -11,12 +11,21 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUTDIR=${1:?usage: class_samples.sh DIR}
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
+# A solution as a student hands it in: one file, with the reference's own headers (taskN/reference/*.cuh) pasted in.
+inline_reference_headers() {
+  /usr/bin/python3 -c '
+import re, sys
+for line in sys.stdin:
+    m = re.match(r"#include \"(task[0-9]+/reference/[^\"]+)\"", line)
+    sys.stdout.write("".join(l for l in open(m.group(1)) if not l.startswith("#pragma once")) if m else line)'
+}
 solve() {  # solve STUDENT TASK...: the model solutions of these tasks into STUDENT's skeleton folders
-  local who=$1; shift
+  local who=$1 f; shift
   for t in "$@"; do
     mkdir -p "$OUTDIR/$who/task$t/skeleton"
-    for f in task$t/reference/*; do
-      unifdef -DSOLUTION=1 -o "$OUTDIR/$who/task$t/skeleton/$(basename "$f")" "$f" || [ $? -le 1 ]
+    for f in task$t/reference/*.cpp task$t/reference/*.cu; do
+      [ -e "$f" ] || continue
+      { unifdef -DSOLUTION=1 "$f" || [ $? -le 1 ]; } | inline_reference_headers > "$OUTDIR/$who/task$t/skeleton/$(basename "$f")"
     done
   done
 }
