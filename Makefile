@@ -11,7 +11,7 @@
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
 #   make python [IMPL=…]                            the Python bridge: build/<impl>/python/libattnlab.so (python/attnlab)
 #   make torch-speedups | hf-attnlab [IMPL=…]        (GPU, CUDA torch) your kernels against torch into Results.md; HF models on them
-#   make model | goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
+#   make model | goldens | deps | setup | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
 COMMON    := build/common
@@ -109,18 +109,27 @@ HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16
-.PHONY: help all deps model python torch-speedups hf-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps setup model python torch-speedups hf-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,12p' Makefile
+	@awk 'NR >= 3 && !/^#/ {exit} NR >= 3 {print}' Makefile
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
 	@bash tools/setup/install_deps.sh
+
+# The set-up `make taskN` does first, for course staff's scripts (tools/gpu/pack_gpu.sh, tools/controls/,
+# tools/class/, tools/kit/check_release.sh) and targets: Debian's packages (and Task 7's PyPI assets when Task 7
+# is among SETUP_TASKS), then the goldens of SETUP_TASKS (default every task; "none": packages only) where stale.
+SETUP_TASKS ?= $(TASKS)
+setup_tasks = $(filter $(TASKS),$(SETUP_TASKS))
+setup:
+	@bash tools/setup/install_deps.sh $(if $(filter 7,$(setup_tasks)),,--packages-only)
+	$(if $(setup_tasks),@$(MAKE) --no-print-directory $(if $(filter-out $(setup_tasks),$(TASKS)),$(foreach t,$(setup_tasks),goldens-if-stale-task$(t)),goldens-if-stale))
 
 GOLDEN_SOURCES := tools/goldens/make_goldens.py tools/goldens/llm_reference.py
 # tiktoken (in .deps/py, from tools/setup/fetch_assets.sh) gives Task 7's goldens their token ids.
@@ -389,6 +398,7 @@ ladder-task2 ladder-task4 ladder-task5: ladder-task%: build/reference/bin/ladder
 
 # The reference's times per GPU model for the kit's speed estimates (grader/reference_times.json), on a GPU.
 reference-times:
+	@$(MAKE) --no-print-directory setup SETUP_TASKS="4 5"
 	@$(MAKE) --no-print-directory -j2 IMPL=reference build/reference/bin/grader build/reference/bin/runner_task4 build/reference/bin/runner_task5
 	$(PYTHON) tools/gpu/reference_times.py
 

@@ -647,6 +647,9 @@ def main():
     if not args.submissions:
         ap.error("--submissions DIR is needed")
     subs = submissions(args.submissions)
+    if args.index is None:  # what `make taskN` does first: packages, goldens (an array task uses what --slurm set up)
+        subprocess.run(["make", "--no-print-directory", "setup", "SETUP_TASKS=" + " ".join(map(str, tasks or rubric_tasks()))],
+                       cwd=ROOT, check=True)
     if args.slurm:
         # The course's runners built once here, so that each array task compiles only its student's files.
         try:

@@ -10,6 +10,7 @@
 # submission. Run by `make test`. CPU tasks only (1 and 3), so it needs no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+make --no-print-directory setup SETUP_TASKS="1 3" || exit 1  # as `make taskN`: packages (unifdef, patch), goldens
 T=build/batch-test
 rm -rf "$T" && mkdir -p "$T/subs"
 fail() { echo "check-batch: $*"; exit 1; }

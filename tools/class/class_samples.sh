@@ -9,6 +9,7 @@
 # Staff material (it reads the reference solutions). See docs/grader.md (Runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+make --no-print-directory setup SETUP_TASKS=none >&2  # as `make taskN`: the packages (unifdef)
 OUTDIR=${1:?usage: class_samples.sh DIR}
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
 # A solution as a student hands it in: one file, with the reference's own headers (taskN/reference/*.cuh) pasted in.

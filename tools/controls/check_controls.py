@@ -26,6 +26,18 @@ def run(cmd, **kw):
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
 
 
+def setup(tasks):
+    """What `make taskN` does first (`make setup`): Debian's packages, then these tasks' goldens where stale."""
+    subprocess.run(["make", "--no-print-directory", "setup", "SETUP_TASKS=" + (" ".join(map(str, sorted(tasks))) or "none")],
+                   cwd=ROOT, check=True)
+
+
+def reference_sources(task):
+    """The reference's sources of `task` (TASKn_SRC), relative to the repository."""
+    srcs = sorted(glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cpp")) + glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cu")))
+    return [os.path.relpath(s, ROOT) for s in srcs]
+
+
 def patch_target(control):
     """The file a control's patch changes (its '--- a/<path>' line)."""
     with open(os.path.join(ROOT, control["patch"])) as f:
@@ -40,8 +52,7 @@ def object_of(src):
 def task_sources(task, replaced, by):
     """The reference's sources of `task` (TASKn_SRC) with one file swapped for `by`: a control's patched copy,
     or a calibration case's submission. The task's other files stay (Task 4's bf16 bonus beside its fp32 kernel)."""
-    ref = sorted(glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cpp")) + glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cu")))
-    ref = [os.path.relpath(s, ROOT) for s in ref]
+    ref = reference_sources(task)
     if replaced not in ref:
         raise ValueError(f"{replaced} is not one of task {task}'s reference files ({', '.join(ref)})")
     return [by if s == replaced else s for s in ref]
@@ -215,11 +226,11 @@ def main():
     global GRADER_TIMEOUT_S
     GRADER_TIMEOUT_S = args.grader_timeout
     with open(os.path.join(ROOT, "grader/controls.json")) as f:
-        controls = json.load(f)["controls"]
+        controls = [c for c in json.load(f)["controls"] if not args.only or c["name"] in args.only]
+    if not args.prebuilt:  # here, not on a GPU machine with graders built elsewhere
+        setup({c["task"] for c in controls})
     passed = failed = skipped = 0
     for c in controls:
-        if args.only and c["name"] not in args.only:
-            continue
         if args.prebuilt and c.get("static"):
             continue  # a symbol check needs the objects, which stay where they were built
         ok, why = check(c, args.prebuilt)

@@ -3,6 +3,7 @@
 # skeletons at 0 with every TODO named. Run by `make test` (and `make check-release`).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+make --no-print-directory setup SETUP_TASKS=none || exit 1  # as `make taskN`: the packages (unifdef)
 KIT=build/release/attnlab-kit
 bash tools/kit/make_release.sh || exit 1
 fail() { echo "check-release: $*"; exit 1; }
