@@ -12,6 +12,7 @@ PACKAGES=(
   catch2                  # unit-test framework (2.x, single header)
   libfmt-dev              # formatting of messages and tables (used header-only)
   nlohmann-json3-dev      # safetensors headers, rubric, results.json
+  libcli11-dev            # the grader's command line (CLI11, header-only): its options and --help
   unifdef                 # generates the student skeletons from the reference sources
   python3-torch python3-numpy libopenblas0-pthread  # goldens (without openblas-pthread torch is ~30x slower)
   python3-pip             # fetches Task 7's assets from PyPI (tools/setup/fetch_assets.sh)
