@@ -247,17 +247,26 @@ PY_BUILD    := $(BUILD)/python
 BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(TASK4_SRC) $(TASK5_SRC) task4/tuning.cpp \
                common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
 BRIDGE_OBJ   = $(addprefix $(PY_BUILD)/,$(addsuffix .o,$(basename $(BRIDGE_SRC))))
-python: $(PY_BUILD)/libattnlab.so
+# The package (python/pyproject.toml): `pip install -e python/` finds this library in build/$(IMPL)/python/ of the
+# checkout; the wheel in build/<impl>/python/dist/ carries it (and task4/tuning.json) inside, for anywhere else.
+PY_WHEEL := $(PY_BUILD)/dist/.built
+python: $(PY_BUILD)/libattnlab.so $(PY_WHEEL)
 $(PY_BUILD)/libattnlab.so: $(BRIDGE_OBJ)
 	$(CXX) -shared -Wl,--no-undefined $^ -o $@ -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
-	@echo "python: $@ (PYTHONPATH=python /usr/bin/python3 -c 'import attnlab')"
+$(PY_WHEEL): $(PY_BUILD)/libattnlab.so python/pyproject.toml python/setup.py $(wildcard python/attnlab/*.py) task4/tuning.json
+	@rm -rf $(PY_BUILD)/package $(dir $@) && mkdir -p $(PY_BUILD)/package/attnlab $(dir $@)
+	@cp python/pyproject.toml python/setup.py $(PY_BUILD)/package/ && cp python/attnlab/*.py task4/tuning.json $(PY_BUILD)/package/attnlab/
+	@strip --strip-debug -o $(PY_BUILD)/package/attnlab/libattnlab.so $<
+	$(PYTHON) -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation --no-index -w $(dir $@) $(PY_BUILD)/package
+	@touch $@
+	@echo "python: $< and $$(ls $(dir $@)*.whl); pip install -e python/ (this checkout) or pip install that wheel"
 # On a GPU machine, with a CUDA build of torch ($(TORCH_PYTHON)): the bridge timed against torch, into the
 # Results.md of `make grade` (OUT); Hugging Face models generating on the bridge's attention.
 TORCH_PYTHON ?= python3
 torch-speedups: python
-	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/torch_speedups.py --results $(OUT)/Results.md
+	ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/torch_speedups.py --results $(OUT)/Results.md
 hf-attnlab: python
-	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/hf_attnlab.py
+	ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/hf_attnlab.py
 $(PY_BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -fPIC $(SOLUTION_FLAG) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
@@ -406,7 +415,7 @@ reference-times:
 # Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.
 GRADER_BIN ?= $(BUILD)/bin/grader
 RUNNERS = $(foreach t,$(TASKS),$(RUNNER_BIN_DIR)/runner_task$(t))
-# The grader links no student object: it runs each task's runner (beside it, or --runner-dir).
+# The grader links no student object: it runs each task's runner (beside it, or --bin-dir).
 $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
                $(sort $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_BONUS_CASES) $(TASK$(t)_EXTRA) \
                                                  $(call task_proxy_src,$(t))))) \

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The Python bridge without a GPU (make test runs it): every argument check and its message, with
 CPU torch tensors; the attnlab::attention operator's registration and fake kernel; the hf adapter's
-refusals; how a missing library and a C++ error are reported; and that `make python` builds.
+refusals; how a missing library and a C++ error are reported; that `make python` builds, and that the package
+installs (`pip install -e python/`, and the wheel) and finds its library without PYTHONPATH.
 
     /usr/bin/python3 python/tests/test_bridge.py [-v]       # from the repository root
 
@@ -119,6 +120,14 @@ class DecodeChecks(Raises):
 
     def test_device(self):  # per-sequence lengths as a tensor, all valid: only the device is wrong
         self.check(ValueError, ["q:", "is on cpu"], attnlab.decode, self.q, self.kc, self.kc, torch.tensor([3, 16]))
+
+    def test_one_length_one_call(self):  # the lengths the library gets: one int (one launch) unless they differ
+        from attnlab import _checks
+        self.assertEqual(_checks.lengths_of(5, 2, 16), 5)
+        self.assertEqual(_checks.lengths_of([7, 7], 2, 16), 7)
+        self.assertEqual(_checks.lengths_of(torch.tensor(9), 3, 16), 9)
+        self.assertEqual(_checks.lengths_of((3, 16), 2, 16), [3, 16])
+        self.assertEqual(_checks.lengths_of(torch.tensor([1, 2, 2]), 3, 16), [1, 2, 2])
 
 
 class SoftmaxGemmChecks(Raises):
@@ -240,7 +249,7 @@ import ctypes, attnlab
 from attnlab import _library
 assert attnlab.impl() == {IMPL!r}, attnlab.impl()
 try:  # head_dim 80 with null pointers: refused by the launcher, or (no GPU) by cudaSetDevice — either way a message
-    _library.call("attention", 0, None, None, None, None, 1, 1, 4, 4, 80, 0)
+    _library.call("attention", 0, 0, None, None, None, None, 1, 1, 4, 4, 80, 0)
 except RuntimeError as e:
     print("RuntimeError:", e)
 """
@@ -249,8 +258,55 @@ except RuntimeError as e:
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("RuntimeError: flash_attention_forward:", run.stdout)
         lib = ctypes.CDLL(path)
-        for name in _library._SIGNATURES:
-            self.assertTrue(hasattr(lib, name), name)
+        for name in list(_library._SIGNATURES) + ["abi_version", "impl", "last_error", "device_count", "synchronize"]:
+            self.assertTrue(hasattr(lib, "attnlab_" + name), name)
+
+
+class Package(unittest.TestCase):
+    """python/pyproject.toml: `pip install -e python/` and the wheel `make python` writes, each into a fresh venv
+    (Debian's torch seen through --system-site-packages), offline; `import attnlab` there without PYTHONPATH finds
+    its library: the checkout's build/<impl>/python/libattnlab.so, or the one inside the wheel."""
+
+    @classmethod
+    def setUpClass(cls):
+        run = subprocess.run(["make", "--no-print-directory", "python", f"IMPL={IMPL}"], cwd=ROOT, capture_output=True, text=True)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    def install(self, *what):
+        """A venv with `what` pip-installed into it; returns its python."""
+        import tempfile
+        venv = tempfile.mkdtemp(prefix="attnlab-venv-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", venv])
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], check=True)
+        python = os.path.join(venv, "bin", "python")
+        run = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--disable-pip-version-check",
+                              "--no-deps", "--no-index", "--no-build-isolation", *what], cwd=ROOT, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stdout[-2000:] + run.stderr[-2000:])
+        return python
+
+    def where(self, python, impl="no-such-impl"):
+        """(library path, how chosen, the package's file) as `import attnlab` sees them from / without PYTHONPATH."""
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ATTNLAB_LIB")}
+        env["ATTNLAB_IMPL"] = impl
+        run = subprocess.run([python, "-c", "import attnlab; print(*attnlab.library_path(), attnlab.impl(), attnlab.__file__, sep='|')"],
+                             cwd="/", env=env, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        return run.stdout.strip().split("|")
+
+    def test_editable_install_finds_the_checkouts_library(self):
+        path, how, impl, module = self.where(self.install("-e", "python/"), impl=IMPL)
+        self.assertEqual((path, how, impl), (os.path.join(ROOT, "build", IMPL, "python", "libattnlab.so"), f"IMPL={IMPL}", IMPL))
+        self.assertEqual(module, os.path.join(ROOT, "python", "attnlab", "__init__.py"))
+
+    def test_wheel_carries_its_library(self):
+        wheels = [f for f in os.listdir(os.path.join(ROOT, "build", IMPL, "python", "dist")) if f.endswith(".whl")]
+        self.assertEqual(len(wheels), 1, wheels)
+        self.assertRegex(wheels[0], r"^attnlab-[0-9.]+-py3-none-linux_[a-z0-9_]+\.whl$")  # a platform wheel: a .so inside
+        python = self.install(os.path.join("build", IMPL, "python", "dist", wheels[0]))
+        path, how, impl, module = self.where(python)  # ATTNLAB_IMPL names nothing here: the wheel's own library is used
+        self.assertEqual((how, impl), ("in the package", IMPL))
+        self.assertEqual(os.path.dirname(path), os.path.dirname(module))
+        self.assertFalse(module.startswith(os.path.join(ROOT, "python")), module)
 
 
 class SpeedupsIntoResults(unittest.TestCase):

@@ -11,7 +11,8 @@
 # Checks: python/tests/test_bridge_gpu.py (attention incl. causal, Sq ≠ Sk, S = 1/127/129, D = 32…128;
 # decode; softmax; gemm; the torch operator under torch.compile; a side stream) against float64 torch;
 # tools/vs_torch/torch_speedups.py (into a copy of $RESULTS in $OUT, else $OUT/torch_speedups.md); tools/vs_torch/hf_attnlab.py
-# (GPT-2, a GQA Llama, the default model if carried: attnlab's greedy tokens = eager's, tokens/s).
+# (GPT-2, a GQA Llama, the default model if carried: attnlab's greedy tokens = eager's, tokens/s);
+# tools/vs_torch/bridge_overhead.py (the bridge's host time per call beside SDPA's; GPT-2's tokens/s at batch 1).
 # `train`: tools/goldens/train_model.py on the GPU from the carried tokens → models/kjv-gpt2-gpu (too large to come
 # back: its greedy text is in the log), then hf_attnlab.py on it.
 set -uo pipefail
@@ -56,3 +57,6 @@ note "torch_speedups: exit $? — $(tail -n 1 "$OUT/torch_speedups.log")"
 
 timeout 300 $PY tools/vs_torch/hf_attnlab.py > "$OUT/hf_attnlab.log" 2>&1
 note "hf_attnlab: exit $? — $(tail -n 1 "$OUT/hf_attnlab.log")"
+
+timeout 300 $PY tools/vs_torch/bridge_overhead.py > "$OUT/bridge_overhead.log" 2>&1
+note "bridge_overhead: exit $? — $(grep -c 'µs' "$OUT/bridge_overhead.log") per-call figures, $(grep -c 'tokens/s' "$OUT/bridge_overhead.log") tokens/s rows"
