@@ -32,6 +32,16 @@ def setup(tasks):
                    cwd=ROOT, check=True)
 
 
+def selected(listing, only, prebuilt):
+    """The entries of grader/<listing>.json named by --only (all without it), set up for as `make taskN` does
+    unless prebuilt (a GPU machine running what was built elsewhere)."""
+    with open(os.path.join(ROOT, "grader", listing + ".json")) as f:
+        entries = [e for e in json.load(f)[listing] if not only or e["name"] in only]
+    if not prebuilt:
+        setup({e["task"] for e in entries})
+    return entries
+
+
 def reference_sources(task):
     """The reference's sources of `task` (TASKn_SRC), relative to the repository."""
     srcs = sorted(glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cpp")) + glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cu")))
@@ -225,10 +235,7 @@ def main():
     args = ap.parse_args()
     global GRADER_TIMEOUT_S
     GRADER_TIMEOUT_S = args.grader_timeout
-    with open(os.path.join(ROOT, "grader/controls.json")) as f:
-        controls = [c for c in json.load(f)["controls"] if not args.only or c["name"] in args.only]
-    if not args.prebuilt:  # here, not on a GPU machine with graders built elsewhere
-        setup({c["task"] for c in controls})
+    controls = selected("controls", args.only, args.prebuilt)
     passed = failed = skipped = 0
     for c in controls:
         if args.prebuilt and c.get("static"):
