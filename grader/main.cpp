@@ -91,7 +91,7 @@ Options parse(int argc, char** argv, int* measure_task = nullptr) {
     const std::string grading = "Grading", klass = "A whole class (tools/class/batch_grade.py)",
                       internal = "Run by the grader itself";
     app.add_option("--task", tasks, "grade task N only (repeat for more; its bonus part comes with it); default: every task")
-        ->type_name("N")->expected(1)->group(grading);
+        ->type_name("N")->allow_extra_args(false)->group(grading);
     app.add_option("--rubric", o.rubric, "the rubric: points, speed share and curve, harness names, limits")
         ->type_name("FILE")->capture_default_str()->group(grading);
     app.add_option("--out", o.out, "where Results.md, results.json and logs/ are written")
@@ -103,7 +103,7 @@ Options parse(int argc, char** argv, int* measure_task = nullptr) {
     app.add_option("--root", o.root, "the tree whose protected files (grader/protected.sha256) are checked")
         ->type_name("DIR")->capture_default_str()->group(grading);
     app.add_option("--objects", objects, "task N's object files, for the symbol check against its allow-list (repeatable)")
-        ->type_name("N=a.o,b.o")->expected(1)->group(grading);
+        ->type_name("N=a.o,b.o")->allow_extra_args(false)->group(grading);
     app.add_option("--bin-dir", o.bin_dir, "where the submission's runners (runner_taskN) are; default: beside this grader")
         ->type_name("DIR")->group(grading);
     app.add_option("--reference-bin-dir", o.ref_bin_dir, "the reference's runners, the yardstick of speed")

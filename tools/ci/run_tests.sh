@@ -56,6 +56,25 @@ gpu_tools_run_or_skip() {
   return 77
 }
 
+# The grader's command line (CLI11; $1: a grader): every option the scripts and docs use, repeated where it may be,
+# parses (the run then stops at the missing rubric it was given, before writing anything); a bad value is refused
+# naming its option; --help lists every option.
+grader_command_line() {
+  local g=$1 out o
+  out=$("$g" --task 1 --task 3 --objects 1=a.o,b.o --objects 3=c.o --timeout 5 --impl cli --root . --bin-dir build \
+        --reference-bin-dir build --perf-only --out build/cli-test --rubric build/no-such-rubric.json 2>&1)
+  echo "$out"
+  grep -q "rubric build/no-such-rubric.json: file not found" <<<"$out" || { echo "the options did not parse"; return 1; }
+  out=$("$g" --task 1 --task x 2>&1)
+  [ $? -eq 2 ] && grep -q -- "--task" <<<"$out" || { echo "a bad --task value was not refused naming it: $out"; return 1; }
+  out=$("$g" --help) || return 1
+  for o in task rubric out impl timeout root objects bin-dir reference-bin-dir perf-only submissions collect measure-perf \
+           no-baselines; do
+    grep -qE -- "--$o( |=|$)" <<<"$out" || { echo "grader --help does not list --$o"; return 1; }
+  done
+  echo "grader's command line: every option parsed, a bad value refused, --help lists all"
+}
+
 mkdir -p "$LOG"
 if ! ls task*/reference >/dev/null 2>&1; then
   # The student kit: no reference, no controls. Build, check the harness, grade what is there.
@@ -64,6 +83,7 @@ if ! ls task*/reference >/dev/null 2>&1; then
   step "check-protected (harness sums current)" $MAKE check-protected
   step "build" $MAKE -j2 IMPL=skeleton all
   step "harness unit tests" ./build/skeleton/bin/unit_tests
+  step "grader's command line (CLI11)" grader_command_line ./build/skeleton/bin/grader
   step "task7 tokenizer = tiktoken, checkpoint checks" ./build/skeleton/bin/task7_cpu_tests
   step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_summary.py
   step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
@@ -79,6 +99,7 @@ step "check-protected (harness sums current)" $MAKE check-protected
 step "build reference" $MAKE -j2 IMPL=reference all
 step "build skeleton" $MAKE -j2 IMPL=skeleton all
 step "harness unit tests" ./build/reference/bin/unit_tests
+step "grader's command line (CLI11)" grader_command_line ./build/reference/bin/grader
 step "task7 tokenizer = tiktoken, checkpoint checks" ./build/reference/bin/task7_cpu_tests
 step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_summary.py
 step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
