@@ -6,11 +6,13 @@
 #   make profile-task2 | profile-task4 | profile-task5              Nsight Compute on your kernel: a summary + the .ncu-rep (GPU)
 #   make sanitize-task2 | sanitize-task4 | sanitize-task5           compute-sanitizer on your kernels' small shapes (GPU)
 #   make task4-bf16 [IMPL=…] [SUITE=…] | bench-task4-bf16   Task 4's bf16 bonus: its tests (GPU) | TFLOP/s
+#   make task4-backward [IMPL=…] [SUITE=…] | bench-task4-backward   Task 4's backward bonus: its tests (GPU) | TFLOP/s
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
 #   make python [IMPL=…]                            the Python bridge: build/<impl>/python/libattnlab.so (python/attnlab)
 #   make torch-speedups | hf-attnlab [IMPL=…]        (GPU, CUDA torch) your kernels against torch into Results.md; HF models on them
+#   make train-attnlab [IMPL=…]                      (GPU, CUDA torch) Task 7's model trained on your 4c backward beside SDPA
 #   make model | goldens | deps | setup | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
@@ -100,7 +102,7 @@ GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tas
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp task4/bf16_convert.* \
-              task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
+              task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task4/backward_oracle.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               tools/goldens/make_goldens.py tools/goldens/llm_reference.py tools/goldens/train_model.py tools/setup/install_deps.sh tools/setup/fetch_assets.sh tools/ci/run_tests.sh tools/ci/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
@@ -108,8 +110,8 @@ obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
-.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16
-.PHONY: help all deps setup model python torch-speedups hf-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward
+.PHONY: help all deps setup model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
@@ -243,8 +245,11 @@ unit: $(BUILD)/bin/unit_tests
 # build/<impl>/python/libattnlab.so: python/bridge.cpp's C interface over the student's Tasks 2, 4 and 5,
 # from the same sources the tests link, compiled again with -fPIC (objects under build/<impl>/python/).
 # CUDA's runtime is linked statically: the library needs only the driver, whatever CUDA torch carries.
+# Task 4's backward bonus (task4/task4_backward.h) is part of Task 4's implementation; named apart so that the bridge
+# links it whatever TASK4_SRC says (listed once if TASK4_SRC has it too).
 PY_BUILD    := $(BUILD)/python
-BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(TASK4_SRC) $(TASK5_SRC) task4/tuning.cpp \
+TASK4_BACKWARD_SRC ?= task4/$(IMPL)/flash_attention_backward.cu
+BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(sort $(TASK4_SRC) $(TASK4_BACKWARD_SRC)) $(TASK5_SRC) task4/tuning.cpp \
                common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
 BRIDGE_OBJ   = $(addprefix $(PY_BUILD)/,$(addsuffix .o,$(basename $(BRIDGE_SRC))))
 # The package (python/pyproject.toml): `pip install -e python/` finds this library in build/$(IMPL)/python/ of the
@@ -267,6 +272,11 @@ torch-speedups: python
 	ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/torch_speedups.py --results $(OUT)/Results.md
 hf-attnlab: python
 	ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/hf_attnlab.py
+# Task 7's model trained twice, on SDPA and on attnlab.attention (Task 4c's forward and backward), float32, one seed and
+# data order, with SDPA's math backend as the noise: the curves, tokens/s and the verdict → $(TRAIN_OUT) (a few minutes).
+TRAIN_OUT ?= build/train-attnlab
+train-attnlab: python
+	PYTHONPATH=$(CURDIR)/.deps/py ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/train_attnlab.py --out $(TRAIN_OUT) $(TRAIN_ARGS)
 $(PY_BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -fPIC $(SOLUTION_FLAG) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
@@ -276,8 +286,9 @@ $(PY_BUILD)/%.o: %.cu
 
 # ---- Task 4's bf16 bonus (task4/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
 # Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
-TASK4_BONUS_CASES := task4/cases_bf16.cpp
-TASK4B_CASES := $(TASK4_BONUS_CASES) task4/remote.cpp
+TASK4C_ORACLE := task4/backward_oracle_cpu.cpp task4/backward_oracle_gpu.cu
+TASK4_BONUS_CASES := task4/cases_bf16.cpp task4/cases_backward.cpp $(TASK4C_ORACLE)
+TASK4B_CASES := task4/cases_bf16.cpp task4/remote.cpp
 $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_bf16.cpp $(TASK4B_CASES)) \
                          $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
 	@mkdir -p $(dir $@)
@@ -304,6 +315,38 @@ build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-bf16: build/reference/bin/ladder_task4_bf16
+	./$< $(ARGS)
+
+# ---- Task 4's backward bonus (task4/task4_backward.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
+# Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_backward.cu), so runner_task4 serves it.
+TASK4C_CASES := task4/cases_backward.cpp $(TASK4C_ORACLE) task4/remote.cpp
+$(BUILD)/bin/task4_backward: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_backward.cpp $(TASK4C_CASES)) \
+                             $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+task4-backward:
+	@bash tools/setup/install_deps.sh --packages-only
+	@$(MAKE) --no-print-directory goldens-if-stale-task4
+	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_backward $(RUNNER_BIN_DIR)/runner_task4
+	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_backward
+
+$(BUILD)/bin/bench_task4_backward: $(call obj_common,task4/bench_task4_backward.cpp $(TASK4C_ORACLE) $(TASK4_EXTRA)) $(HARNESS_OBJ) \
+                                   $(call obj_impl,$(TASK4_SRC))
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+bench-task4-backward: $(BUILD)/bin/bench_task4_backward
+	./$(BUILD)/bin/bench_task4_backward $(ARGS)
+
+# The backward's ladder (course staff): every rung of task4/ladder/backward beside the reference.
+build/reference/bin/ladder_task4_backward: $(call obj_common,task4/ladder/backward/bench_ladder_backward.cpp \
+                                           task4/ladder/backward/naive_backward.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ) \
+                                           build/reference/task4/reference/flash_attention_backward.o
+	@mkdir -p $(dir $@)
+	$(CXX) $^ -o $@ $(LDLIBS)
+
+ladder-task4-backward: build/reference/bin/ladder_task4_backward
 	./$< $(ARGS)
 
 # ---- benchmarks (GPU) --------------------------------------------------------------------------
@@ -443,7 +486,8 @@ grade-build: $(GRADER_BIN) $(RUNNERS) \
 all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
      $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4) \
-     $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16
+     $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16 \
+     $(BUILD)/bin/task4_backward $(BUILD)/bin/bench_task4_backward
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

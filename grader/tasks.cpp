@@ -5,6 +5,7 @@
 #include "task2/cases.h"
 #include "task3/cases.h"
 #include "task4/cases.h"
+#include "task4/cases_backward.h"
 #include "task4/cases_bf16.h"
 #include "task5/cases.h"
 #include "task6/cases.h"
@@ -28,6 +29,7 @@ const std::vector<TaskDef>& built_tasks() {
 const std::vector<TaskDef>& built_bonus_parts() {
     static const std::vector<TaskDef> parts = {
         {4, true, task4::bf16_grade_cases, "4b"},
+        {4, true, task4::backward_grade_cases, "4c"},
     };
     return parts;
 }

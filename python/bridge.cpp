@@ -1,5 +1,6 @@
 // bridge.cpp — the C interface of libattnlab.so: the student's (or the reference's) Task 2, 4 and 5
-// functions behind plain `extern "C"` calls, for the Python package python/attnlab (ctypes).
+// functions, and Task 4's backward bonus (4c: the forward with log-sum-exp, the backward), behind plain
+// `extern "C"` calls, for the Python package python/attnlab (ctypes).
 //
 //     make python IMPL=skeleton|reference     # → build/<impl>/python/libattnlab.so
 //     pip install -e python/  (or the wheel make python writes), then python3 -c "import attnlab; help(attnlab)"
@@ -30,6 +31,7 @@
 
 #include "task2/task2.h"
 #include "task4/task4.h"
+#include "task4/task4_backward.h"
 #include "task5/task5.h"
 
 #ifndef ATTNLAB_IMPL
@@ -105,7 +107,7 @@ int guarded(const char* who, int device, uintptr_t stream, F&& body) {
 extern "C" {
 
 // The interface's version: python/attnlab checks it before the first call (bump when a signature changes).
-int attnlab_abi_version(void) { return 2; }
+int attnlab_abi_version(void) { return 3; }
 
 // Which implementation the library was built from: "skeleton" or "reference".
 const char* attnlab_impl(void) { return ATTNLAB_IMPL; }
@@ -144,6 +146,24 @@ int attnlab_attention(int device, uintptr_t stream, const float* q, const float*
                       int Sq, int Sk, int D, int causal) {
     return guarded("flash_attention_forward", device, stream,
                    [&] { task4::flash_attention_forward(q, k, v, o, B, H, Sq, Sk, D, causal != 0); });
+}
+
+// Task 4c: o as attnlab_attention, and lse [B, H, Sq]: each row's log-sum-exp of its scaled scores (+inf
+// for a row that sees no key), what the backward needs to recompute the probabilities.
+int attnlab_attention_lse(int device, uintptr_t stream, const float* q, const float* k, const float* v, float* o, float* lse,
+                          int B, int H, int Sq, int Sk, int D, int causal) {
+    return guarded("flash_attention_forward_lse", device, stream,
+                   [&] { task4::flash_attention_forward_lse(q, k, v, o, lse, B, H, Sq, Sk, D, causal != 0); });
+}
+
+// Task 4c: dq [B, H, Sq, D], dk and dv [B, H, Sk, D] (overwritten) from q, k, v, the forward's o and lse,
+// and the output's gradient dout [B, H, Sq, D].
+int attnlab_attention_backward(int device, uintptr_t stream, const float* q, const float* k, const float* v, const float* o,
+                               const float* dout, const float* lse, float* dq, float* dk, float* dv, int B, int H, int Sq,
+                               int Sk, int D, int causal) {
+    return guarded("flash_attention_backward", device, stream, [&] {
+        task4::flash_attention_backward(q, k, v, o, dout, lse, dq, dk, dv, B, H, Sq, Sk, D, causal != 0);
+    });
 }
 
 // Task 5: o [B, H, 1, D] for the one query q [B, H, 1, D] against cache positions 0 … len−1.

@@ -6,9 +6,17 @@
 #include "common/cuda/timed_calls.h"
 #include "common/remote/serve.h"
 #include "task4/task4.h"
+#include "task4/task4_backward.h"
 #include "task4/task4_bf16.h"
 
 namespace attn::remote {
+namespace {
+float* nullable(Call& c, size_t i) {
+    for (const auto& n : c.args().at("null"))
+        if (n.get<size_t>() == i) return nullptr;
+    return c.p(i);
+}
+}  // namespace
 
 Handlers task_handlers() {
     return {
@@ -20,6 +28,17 @@ Handlers task_handlers() {
              auto b = [&](size_t i) { return reinterpret_cast<__nv_bfloat16*>(c.p(i)); };
              task4::flash_attention_forward_bf16(b(0), b(1), b(2), b(3), c.i("B"), c.i("H"), c.i("Sq"), c.i("Sk"), c.i("D"),
                                                  c.b("causal"));
+         }},
+        // The backward bonus: a pointer the caller passed as null (named in "null" by the proxy) is null here too.
+        {"flash_attention_forward_lse", [](Call& c) {
+             auto p = [&](size_t i) { return nullable(c, i); };
+             task4::flash_attention_forward_lse(p(0), p(1), p(2), p(3), p(4), c.i("B"), c.i("H"), c.i("Sq"), c.i("Sk"), c.i("D"),
+                                                c.b("causal"));
+         }},
+        {"flash_attention_backward", [](Call& c) {
+             auto p = [&](size_t i) { return nullable(c, i); };
+             task4::flash_attention_backward(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7), p(8), c.i("B"), c.i("H"), c.i("Sq"),
+                                             c.i("Sk"), c.i("D"), c.b("causal"));
          }},
         {"generated_inputs", [](Call& c) {  // q, k, v from seeds; returns o
              const int B = c.i("B"), H = c.i("H"), S = c.i("S"), D = c.i("D");

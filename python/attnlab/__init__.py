@@ -7,6 +7,7 @@ functions on torch tensors, through libattnlab.so (python/bridge.cpp, ctypes: no
     >>> q, k, v = (torch.randn(2, 8, 256, 64, device="cuda") for _ in range(3))
     >>> o = attnlab.attention(q, k, v, causal=True)          # Task 4's fused kernel
     >>> o = torch.ops.attnlab.attention(q, k, v, True)       # the same as a torch operator (torch.compile)
+    >>> q.requires_grad_(); attnlab.attention(q, k, v, causal=True).sum().backward()   # Task 4c's backward
 
 Which library: $ATTNLAB_LIB; else the one inside the package (a wheel of `make python`); else the checkout's
 build/$ATTNLAB_IMPL/python/libattnlab.so (ATTNLAB_IMPL defaults to skeleton). It is loaded on the first kernel
@@ -15,7 +16,8 @@ attnlab.hf registers the attention with Hugging Face transformers (imported only
 """
 from ._library import device_count, impl, library_path, load
 from .ops import attention, decode, gemm, softmax, synchronize
+from .backward import attention_backward, attention_with_lse
 from .op import REGISTERED_WITH, attention_op
 
-__all__ = ["attention", "attention_op", "decode", "softmax", "gemm", "synchronize", "load", "impl", "library_path",
-           "device_count", "REGISTERED_WITH"]
+__all__ = ["attention", "attention_op", "attention_with_lse", "attention_backward", "decode", "softmax", "gemm",
+           "synchronize", "load", "impl", "library_path", "device_count", "REGISTERED_WITH"]

@@ -14,7 +14,8 @@ INT_MAX = 2**31 - 1  # the C interface passes sizes as int
 
 
 def tensor(name, x, rank=None, layout=""):
-    """x must be a float32 tensor of `rank` dimensions (`layout` words them), contiguous."""
+    """x must be a float32 tensor of `rank` dimensions (`layout` words them), contiguous. A bare kernel has no
+    backward: x may not require grad while grad mode is on (attnlab.attention routes such calls to its op first)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
     if x.dtype != torch.float32:
@@ -29,7 +30,7 @@ def tensor(name, x, rank=None, layout=""):
     if not x.is_contiguous():
         raise ValueError(f"{name}: is not contiguous (shape {tuple(x.shape)}, strides {x.stride()}); pass {name}.contiguous()")
     if x.requires_grad and torch.is_grad_enabled():
-        raise ValueError(f"{name}: requires grad, but attnlab's kernels have no backward; "
+        raise ValueError(f"{name}: requires grad, but this kernel has no backward (attnlab.attention has one); "
                          f"call under torch.no_grad() or pass {name}.detach()")
 
 
@@ -57,7 +58,7 @@ def attention(q, k, v, causal):
 
 
 def attention_shapes(q, k, v, causal):
-    """Everything attention() checks but the device (the custom op's fake kernel runs this on meta tensors)."""
+    """Everything attention() checks but the device (the custom ops' fake kernels run this on meta tensors)."""
     for name, x in (("q", q), ("k", k), ("v", v)):
         tensor(name, x, 4, "[batch, heads, seq, head_dim]")
     if not isinstance(causal, bool):
@@ -66,6 +67,25 @@ def attention_shapes(q, k, v, causal):
     head_dim("q", q.shape[3])
     if k.shape[2] == 0:
         raise ValueError("k: has 0 keys (Sk = 0): nothing to attend to")
+
+
+def attention_backward(q, k, v, o, dout, lse, causal):
+    """Task 4c's backward: q, k, v as attention(); o and dout shaped as q; lse [B, H, Sq]; one CUDA device."""
+    attention_backward_shapes(q, k, v, o, dout, lse, causal)
+    return same_device(("q", "k", "v", "o", "dout", "lse"), (q, k, v, o, dout, lse))
+
+
+def attention_backward_shapes(q, k, v, o, dout, lse, causal):
+    attention_shapes(q, k, v, causal)
+    for name, x, what in (("o", o, "the forward's output"), ("dout", dout, "the output's gradient")):
+        tensor(name, x, 4, "[batch, heads, Sq, head_dim]")
+        if x.shape != q.shape:
+            raise ValueError(f"{name}: shape {tuple(x.shape)} differs from q's {tuple(q.shape)}; {name} is {what}, "
+                             f"[batch, heads, Sq, head_dim]")
+    tensor("lse", lse, 3, "[batch, heads, Sq]")
+    if lse.shape != q.shape[:3]:
+        raise ValueError(f"lse: shape {tuple(lse.shape)} does not fit q's {tuple(q.shape)}; lse is the forward's "
+                         f"log-sum-exp, one per row: [batch, heads, Sq] = {tuple(q.shape[:3])}")
 
 
 def keys_fit_queries(q, named_k, named_v, layout):

@@ -14,7 +14,7 @@ import threading
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(PACKAGE))  # the repository, when the package is python/attnlab in one
-ABI_VERSION = 2  # python/bridge.cpp's attnlab_abi_version()
+ABI_VERSION = 3  # python/bridge.cpp's attnlab_abi_version()
 _ERR_LEN = 4096
 
 _lock = threading.Lock()
@@ -24,6 +24,8 @@ _fns = None  # "attention" → the library's attnlab_attention, … (set once, r
 _P, _I = ctypes.c_void_p, ctypes.c_int
 _SIGNATURES = {  # after (device, stream): python/bridge.cpp's arguments
     "attention": (_P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
+    "attention_lse": (_P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
+    "attention_backward": (_P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
     "decode": (_P, _P, _P, _P, _I, _I, _I, _I, _I),
     "decode_rows": (_P, _P, _P, _P, _I, _I, _I, _P, _I),
     "softmax": (_P, _P, _I, _I),

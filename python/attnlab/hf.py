@@ -9,7 +9,8 @@ its attention on the student's (or the reference's) kernels.
 
 What the adapter does: a prompt (Sq > 1) runs Task 4's fused kernel, causal bottom-right aligned
 (right for a KV cache: query i of Sq new ones sits at position Sk − Sq + i); one new token (Sq = 1)
-runs Task 5's decode kernel over the Sk cached positions. GQA/MQA: K and V heads are repeated to the
+runs Task 5's decode kernel over the Sk cached positions. Training: when the inputs require grad, every
+call runs attnlab.attention, whose backward is Task 4c's (decode has none). GQA/MQA: K and V heads are repeated to the
 query heads. Scaling: the kernels use 1/√D; another scale (a `scaling` argument, GPT-2's
 scale_attn_weights / scale_attn_by_inverse_layer_idx) pre-scales q. Refused with an error, never
 run wrong: a padding mask or any mask that is not plain causal, dropout > 0, a dtype other than
@@ -52,7 +53,8 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
     """transformers' attention-function signature: query [B, H, Sq, D], key/value [B, Hkv, Sk, D] →
     (output [B, Sq, H, D], None): no attention weights (as SDPA)."""
     if dropout and dropout > 0:
-        raise ValueError(f"dropout: {dropout}; attnlab's kernels have no dropout (put the model in eval())")
+        raise ValueError(f"dropout: {dropout}; attnlab's kernels have no attention dropout (put the model in eval(), "
+                         f"or train with the attention dropout at 0: attn_pdrop / attention_dropout in the config)")
     if query.dtype != torch.float32:
         raise TypeError(f"query: dtype is {query.dtype}; attnlab's kernels take float32 (load the model in torch.float32)")
     B, H, Sq, D = query.shape
@@ -70,7 +72,8 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
     else:
         causal = bool(is_causal if is_causal is not None else getattr(module, "is_causal", True))
     q, k, v = query.contiguous(), key.contiguous(), value.contiguous()
-    if Sq == 1:  # one new token: it sees every cached position (causal or not), Task 5's decode kernel
+    if Sq == 1 and not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))):
+        # one new token: it sees every cached position (causal or not), Task 5's decode kernel (no backward)
         out = ops.decode(q, k, v, Sk)
     else:
         out = ops.attention(q, k, v, causal=causal)

@@ -8,8 +8,9 @@ its output with torch on the inputs' device, and calls the student's (or the ref
 through libattnlab.so in one C call; an error the C++ side reports (a TODO not written yet, a CUDA
 error) is raised as RuntimeError with its message. The kernels run on the legacy default stream,
 ordered with torch's current stream by that same call (see _streams.py): results are safe to use on
-the current stream at once, without a host synchronisation. Nothing here computes gradients (inputs
-that require grad are refused).
+the current stream at once, without a host synchronisation. attention has a backward (Task 4c, through
+the operator attnlab::attention: op.py, backward.py); the others have none and refuse inputs that
+require grad.
 """
 import ctypes
 
@@ -20,14 +21,37 @@ from ._streams import current as current_stream
 
 
 def attention(q, k, v, causal=False):
-    """softmax(q kᵀ / √D) v with Task 4's fused kernel (task4::flash_attention_forward).
+    """softmax(q kᵀ / √D) v with Task 4's fused kernel (task4::flash_attention_forward); differentiable.
 
     q: [B, H, Sq, D]; k, v: [B, H, Sk, D] (Sq ≠ Sk allowed); float32, contiguous, one CUDA device;
     D ∈ {32, 64, 96, 128}. causal: key j is visible to query i iff j ≤ i + (Sk − Sq), bottom-right
     aligned as in FlashAttention (the usual lower triangle when Sq == Sk; with Sq > Sk the first
     Sq − Sk rows see no key and are 0). Note torch's scaled_dot_product_attention(is_causal=True)
     aligns top-left when Sq ≠ Sk. Returns o [B, H, Sq, D].
+
+    When an input requires grad (grad mode on) it runs Task 4c instead: the forward that also keeps each
+    row's log-sum-exp, and in the backward FlashAttention-2's backward (dq, dk, dv; a row that sees no
+    key gets zero gradients). Under torch.compile it is the operator torch.ops.attnlab.attention.
     """
+    if _op_needed(q, k, v):
+        return torch.ops.attnlab.attention(q, k, v, causal)
+    return attention_kernel(q, k, v, causal)
+
+
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)  # torch < 2.3: never
+
+
+def _op_needed(q, k, v):
+    """Through the operator (op.py) when autograd must record the call or torch.compile is tracing it;
+    otherwise straight to the kernel (no dispatcher in the way of Task 4's timings)."""
+    if _is_compiling():
+        return True
+    return (getattr(q, "requires_grad", False) or getattr(k, "requires_grad", False)
+            or getattr(v, "requires_grad", False)) and torch.is_grad_enabled()
+
+
+def attention_kernel(q, k, v, causal=False):
+    """attention's forward alone, Task 4's kernel: no backward (inputs that require grad are refused)."""
     device = _checks.attention(q, k, v, causal)
     B, H, Sq, D = q.shape
     o = torch.empty_like(q)

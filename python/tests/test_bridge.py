@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The Python bridge without a GPU (make test runs it): every argument check and its message, with
-CPU torch tensors; the attnlab::attention operator's registration and fake kernel; the hf adapter's
-refusals; how a missing library and a C++ error are reported; that `make python` builds, and that the package
-installs (`pip install -e python/`, and the wheel) and finds its library without PYTHONPATH.
+CPU torch tensors; the attnlab operators' registration and fake kernels; the autograd wiring of
+attnlab.attention (its kernels replaced by float64 torch on the CPU: the wiring is tested, not the
+kernels); the hf adapter's refusals; how a missing library and a C++ error are reported; that `make
+python` builds, and that the package installs (`pip install -e python/`, and the wheel) and finds its
+library without PYTHONPATH; and tools/vs_torch/train_attnlab.py end to end in its CPU test mode.
 
     /usr/bin/python3 python/tests/test_bridge.py [-v]       # from the repository root
 
 The tests on a GPU are python/tests/test_bridge_gpu.py.
 """
 import ctypes
+import math
 import os
 import subprocess
 import sys
@@ -71,9 +74,64 @@ class AttentionChecks(Raises):
     def test_device(self):  # everything else right, Sq ≠ Sk: only the device is wrong
         self.check(ValueError, ["q:", "is on cpu", "CUDA"], attnlab.attention, t(2, 3, 5, 64), t(2, 3, 9, 64), t(2, 3, 9, 64))
 
-    def test_requires_grad(self):
+    def test_requires_grad_goes_through_the_op(self):  # differentiable: no refusal, the op's kernel checks the device
         q = t(1, 1, 4, 32).requires_grad_()
-        self.check(ValueError, ["q:", "requires grad", "no backward"], attnlab.attention, q, t(1, 1, 4, 32), t(1, 1, 4, 32))
+        self.check(ValueError, ["q:", "is on cpu"], attnlab.attention, q, t(1, 1, 4, 32), t(1, 1, 4, 32))
+
+    def test_bare_kernels_refuse_grad(self):  # called directly, a bare kernel would drop the graph: refused
+        q = t(1, 1, 4, 32).requires_grad_()
+        x = t(1, 1, 4, 32)
+        for fn, args in ((attnlab.ops.attention_kernel, (q, x, x)), (attnlab.attention_with_lse, (q, x, x)),
+                         (attnlab.attention_backward, (q, x, x, x, x, t(1, 1, 4)))):
+            self.check(ValueError, ["q:", "requires grad", "no backward", "attnlab.attention"], fn, *args)
+        self.check(ValueError, ["q:", "requires grad", "no backward"], attnlab.decode, t(1, 1, 1, 32).requires_grad_(),
+                   x, x, 4)
+        self.check(ValueError, ["x:", "requires grad"], attnlab.softmax, q)
+
+
+class BackwardChecks(Raises):
+    """attnlab.attention_backward(q, k, v, o, dout, lse, causal): each argument named."""
+    q, kv = t(2, 3, 5, 64), t(2, 3, 9, 64)
+
+    def args(self, **change):
+        a = dict(q=self.q, k=self.kv, v=self.kv, o=t(2, 3, 5, 64), dout=t(2, 3, 5, 64), lse=t(2, 3, 5))
+        a.update(change)
+        return a
+
+    def test_o_shape(self):
+        self.check(ValueError, ["o:", "differs from q's", "forward's output"], attnlab.attention_backward,
+                   **self.args(o=t(2, 3, 9, 64)))
+
+    def test_dout_shape(self):
+        self.check(ValueError, ["dout:", "(2, 3, 5, 32)", "output's gradient"], attnlab.attention_backward,
+                   **self.args(dout=t(2, 3, 5, 32)))
+
+    def test_dout_not_contiguous(self):
+        self.check(ValueError, ["dout:", "not contiguous"], attnlab.attention_backward,
+                   **self.args(dout=t(2, 5, 3, 64).transpose(1, 2)))
+
+    def test_dout_dtype(self):
+        self.check(TypeError, ["dout:", "float64"], attnlab.attention_backward, **self.args(dout=t(2, 3, 5, 64).double()))
+
+    def test_lse_rank(self):
+        self.check(ValueError, ["lse:", "4 dimensions", "[batch, heads, Sq]"], attnlab.attention_backward,
+                   **self.args(lse=t(2, 3, 5, 1)))
+
+    def test_lse_shape(self):
+        self.check(ValueError, ["lse:", "(2, 3, 9)", "one per row"], attnlab.attention_backward, **self.args(lse=t(2, 3, 9)))
+
+    def test_shapes_of_q_k_v(self):
+        self.check(ValueError, ["q:", "head_dim", "80"], attnlab.attention_backward,
+                   **self.args(q=t(2, 3, 5, 80), k=t(2, 3, 9, 80), v=t(2, 3, 9, 80), o=t(2, 3, 5, 80), dout=t(2, 3, 5, 80)))
+
+    def test_causal_not_bool(self):
+        self.check(TypeError, ["causal:", "bool"], attnlab.attention_backward, causal=1, **self.args())
+
+    def test_device(self):  # everything else right: only the device is wrong
+        self.check(ValueError, ["q:", "is on cpu"], attnlab.attention_backward, causal=True, **self.args())
+
+    def test_with_lse_device(self):
+        self.check(ValueError, ["q:", "is on cpu"], attnlab.attention_with_lse, self.q, self.kv, self.kv, True)
 
 
 class DecodeChecks(Raises):
@@ -170,14 +228,25 @@ class SoftmaxGemmChecks(Raises):
 
 class CustomOp(Raises):
     def test_registered(self):
-        self.assertTrue(hasattr(torch.ops.attnlab, "attention"))
-        self.assertIn(attnlab.REGISTERED_WITH, ("torch.library.custom_op", "torch.library.Library"))
+        for name in ("attention", "attention_forward", "attention_with_lse", "attention_backward"):
+            self.assertTrue(hasattr(torch.ops.attnlab, name), name)
+        want = "torch.library.custom_op" if hasattr(torch.library, "register_autograd") else "torch.library.Library"
+        self.assertEqual(attnlab.REGISTERED_WITH, want)
 
     def test_fake_shape(self):  # the Meta/fake kernel: Sq ≠ Sk, output shaped as q
         q, k = torch.empty(2, 4, 5, 64, device="meta"), torch.empty(2, 4, 9, 64, device="meta")
         for causal in (False, True):
             o = torch.ops.attnlab.attention(q, k, k, causal)
             self.assertEqual((o.shape, o.device.type, o.dtype), (q.shape, "meta", torch.float32))
+
+    def test_fake_shapes_of_the_backward_ops(self):
+        m = lambda *shape: torch.empty(*shape, device="meta")  # noqa: E731
+        q, k = m(2, 4, 5, 64), m(2, 4, 9, 64)
+        o, lse = torch.ops.attnlab.attention_with_lse(q, k, k, True)
+        self.assertEqual((o.shape, lse.shape, lse.device.type), (q.shape, (2, 4, 5), "meta"))
+        dq, dk, dv = torch.ops.attnlab.attention_backward(q, k, k, o, o, lse, True)
+        self.assertEqual((dq.shape, dk.shape, dv.shape), (q.shape, k.shape, k.shape))
+        self.check(ValueError, ["lse:", "one per row"], torch.ops.attnlab.attention_backward, q, k, k, o, o, m(2, 4, 9), True)
 
     def test_fake_checks_shapes(self):
         q = torch.empty(2, 4, 5, 80, device="meta")
@@ -186,11 +255,162 @@ class CustomOp(Raises):
     def test_cpu_device_error(self):
         self.check(ValueError, ["q:", "is on cpu"], attnlab.attention_op, t(1, 2, 3, 32), t(1, 2, 3, 32), t(1, 2, 3, 32))
 
-    def test_no_backward(self):
+    def test_bare_forward_op_has_no_backward(self):  # an error (at the call or at backward), never zero gradients
         q = t(1, 2, 3, 32).requires_grad_()
-        with self.assertRaises((RuntimeError, ValueError)) as cm:
-            torch.ops.attnlab.attention(q, t(1, 2, 3, 32), t(1, 2, 3, 32), False)
-        self.assertRegex(str(cm.exception), "backward|requires grad")
+        with Standins():
+            with self.assertRaises((RuntimeError, ValueError)) as cm:
+                torch.ops.attnlab.attention_forward(q, t(1, 2, 3, 32), t(1, 2, 3, 32), False).sum().backward()
+        self.assertRegex(str(cm.exception), "no backward|no autograd formula")
+
+
+def visible(Sq, Sk, causal):
+    """[Sq, Sk] bool: key j visible to query i (causal bottom-right: j ≤ i + Sk − Sq)."""
+    if not causal:
+        return torch.ones(Sq, Sk, dtype=torch.bool)
+    return torch.arange(Sk)[None, :] <= torch.arange(Sq)[:, None] + (Sk - Sq)
+
+
+def oracle64(q, k, v, causal):
+    """float64 attention for autograd: rows that see no key are 0 with zero gradients (no NaN)."""
+    D = q.shape[-1]
+    s = q.double() @ k.double().transpose(-1, -2) / D ** 0.5
+    vis = visible(q.shape[2], k.shape[2], causal)
+    has_key = vis.any(-1, keepdim=True)
+    s = s.masked_fill(~vis, float("-inf"))
+    s = torch.where(has_key, s, torch.zeros_like(s))  # a row with no key: any finite row, zeroed below
+    return (torch.softmax(s, -1) * has_key) @ v.double()
+
+
+class Standins:
+    """The three kernels replaced by float64 torch on the CPU (FlashAttention-2's formulas: P recomputed from
+    lse, D_i = rowsum(dO ∘ O), dS = P ∘ (dP − D_i)), counting their calls. This tests the bridge's wiring —
+    the operators, the routing, the autograd formula — never the kernels (python/tests/test_bridge_gpu.py does)."""
+
+    def __enter__(self):
+        from unittest import mock
+        self.calls = {"forward": 0, "with_lse": 0, "backward": 0, "decode": 0}
+        self.patches = [mock.patch.object(attnlab.ops, "attention_kernel", self.forward),
+                        mock.patch.object(attnlab.backward, "attention_with_lse", self.with_lse),
+                        mock.patch.object(attnlab.backward, "attention_backward", self.backward),
+                        mock.patch.object(attnlab.ops, "decode", self.decode)]
+        for p in self.patches:
+            p.start()
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.patches:
+            p.stop()
+
+    @staticmethod
+    def scores(q, k, causal):
+        s = q.double() @ k.double().transpose(-1, -2) / q.shape[-1] ** 0.5
+        return s.masked_fill(~visible(q.shape[2], k.shape[2], causal), float("-inf"))
+
+    def lse_forward(self, q, k, v, causal):
+        s = self.scores(q, k, causal)
+        lse = torch.logsumexp(s, -1)
+        lse = lse.masked_fill(lse == float("-inf"), float("inf"))  # task4_backward.h: +inf for a row with no key
+        return torch.exp(s - lse[..., None]) @ v.double(), lse
+
+    def forward(self, q, k, v, causal=False):
+        self.calls["forward"] += 1
+        return self.lse_forward(q, k, v, causal)[0].float()
+
+    def with_lse(self, q, k, v, causal=False):
+        self.calls["with_lse"] += 1
+        o, lse = self.lse_forward(q, k, v, causal)
+        return o.float(), lse.float()
+
+    def backward(self, q, k, v, o, dout, lse, causal=False):
+        self.calls["backward"] += 1
+        assert dout.is_contiguous()
+        q64, k64, v64, o64, do64 = (x.double() for x in (q, k, v, o, dout))
+        p = torch.exp(self.scores(q, k, causal) - lse.double()[..., None])
+        ds = p * (do64 @ v64.transpose(-1, -2) - (do64 * o64).sum(-1, keepdim=True))
+        scale = q.shape[-1] ** -0.5
+        return (ds @ k64 * scale).float(), (ds.transpose(-1, -2) @ q64 * scale).float(), (p.transpose(-1, -2) @ do64).float()
+
+    def decode(self, q, k, v, lengths):
+        self.calls["decode"] += 1
+        return self.forward(q, k[:, :, :lengths], v[:, :, :lengths])
+
+
+def leaves(*shapes, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(*shape, generator=g).requires_grad_() for shape in shapes]
+
+
+class Autograd(Raises):
+    """attnlab.attention and torch.ops.attnlab.attention under autograd, on the CPU with Standins."""
+
+    def grads_match(self, fn, B, H, Sq, Sk, D, causal, transpose_out=False):
+        q, k, v = leaves((B, H, Sq, D), (B, H, Sk, D), (B, H, Sk, D), seed=Sq * 1000 + Sk)
+        g = torch.randn(B, Sq, H, D) if transpose_out else torch.randn(B, H, Sq, D)
+        o = fn(q, k, v, causal)
+        loss = ((o.transpose(1, 2) if transpose_out else o) * g).sum()  # transposed: the gradient arrives strided
+        got = torch.autograd.grad(loss, (q, k, v))
+        q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+        o64 = oracle64(q64, k64, v64, causal)
+        want = torch.autograd.grad(((o64.transpose(1, 2) if transpose_out else o64) * g.double()).sum(), (q64, k64, v64))
+        for name, a, b in zip("qkv", got, want):
+            self.assertEqual(a.dtype, torch.float32)
+            self.assertTrue(torch.allclose(a.double(), b, atol=1e-5, rtol=1e-5),
+                            f"d{name} Sq={Sq} Sk={Sk} causal={causal}: max error {(a.double() - b).abs().max().item():.3g}")
+        if causal and Sq > Sk:  # the first Sq − Sk rows see no key: zero gradient
+            self.assertEqual(got[0][:, :, :Sq - Sk].abs().max().item(), 0.0)
+
+    def test_gradients(self):
+        with Standins() as st:
+            for fn in (attnlab.attention, torch.ops.attnlab.attention):
+                for Sq, Sk, causal, tr in ((5, 5, False, False), (7, 3, True, False), (3, 7, True, True), (1, 9, True, False),
+                                           (6, 6, True, True)):
+                    self.grads_match(fn, 2, 3, Sq, Sk, 32, causal, tr)
+        self.assertEqual(st.calls["forward"], 0)
+        self.assertEqual(st.calls["with_lse"], st.calls["backward"])
+
+    def test_routing(self):
+        q, k, v = leaves((1, 2, 4, 32), (1, 2, 4, 32), (1, 2, 4, 32))
+        with Standins() as st:
+            with torch.no_grad():
+                attnlab.attention(q, k, v, causal=True)
+                torch.ops.attnlab.attention(q, k, v, True)
+            self.assertEqual((st.calls["forward"], st.calls["with_lse"]), (2, 0))
+            o = torch.ops.attnlab.attention(q.detach(), k, v.detach(), True)  # one input requiring grad is enough
+            self.assertTrue(o.requires_grad)
+            self.assertEqual(st.calls["with_lse"], 1)
+            o.sum().backward()
+            self.assertEqual((st.calls["backward"], q.grad, v.grad is None), (1, None, True))
+            self.assertEqual(k.grad.shape, k.shape)
+
+    def test_lse_is_not_differentiable(self):
+        q, k, v = leaves((1, 2, 4, 32), (1, 2, 6, 32), (1, 2, 6, 32))
+        with Standins():
+            o, lse = torch.ops.attnlab.attention_with_lse(q, k, v, False)
+        self.assertTrue(o.requires_grad)
+        self.assertFalse(lse.requires_grad)
+
+    def test_no_double_backward(self):
+        q, k, v = leaves((1, 2, 4, 32), (1, 2, 4, 32), (1, 2, 4, 32))
+        with Standins(), self.assertRaises((RuntimeError, ValueError)) as cm:  # older torch: at create_graph already
+            dq, = torch.autograd.grad(attnlab.attention(q, k, v).sum() * 1.0, q, create_graph=True)
+            dq.pow(2).sum().backward()
+        self.assertRegex(str(cm.exception), "attention_backward.*(no backward|no autograd formula)|requires grad")
+
+    def test_compile_fullgraph_forward_and_backward(self):
+        if attnlab.REGISTERED_WITH != "torch.library.custom_op":
+            self.skipTest(f"torch {torch.__version__}: torch.compile with custom ops needs torch ≥ 2.4")
+        import torch._dynamo as dynamo
+        for fn in (lambda q, k, v: torch.ops.attnlab.attention(q * 2.0, k, v, True).sin().sum(),
+                   lambda q, k, v: attnlab.attention(q * 2.0, k, v, causal=True).sin().sum()):
+            dynamo.reset()
+            q, k, v = leaves((2, 2, 9, 32), (2, 2, 5, 32), (2, 2, 5, 32))
+            with Standins() as st:
+                got = torch.autograd.grad(torch.compile(fn, fullgraph=True, backend="aot_eager")(q, k, v), (q, k, v))
+                self.assertEqual((st.calls["with_lse"] > 0, st.calls["backward"] > 0, st.calls["forward"]), (True, True, 0))
+            q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+            want = torch.autograd.grad((oracle64(q64 * 2.0, k64, v64, True).sin().sum()), (q64, k64, v64))
+            for a, b in zip(got, want):
+                self.assertTrue(torch.allclose(a.double(), b, atol=1e-5, rtol=1e-5))
 
 
 class HuggingFaceAdapter(Raises):
@@ -198,8 +418,21 @@ class HuggingFaceAdapter(Raises):
         is_causal = True
 
     def test_dropout(self):
-        self.check(ValueError, ["dropout:", "eval()"], hf.attention_forward, self.Module(), t(1, 2, 3, 32), t(1, 2, 3, 32),
-                   t(1, 2, 3, 32), None, dropout=0.1)
+        self.check(ValueError, ["dropout:", "eval()", "attn_pdrop"], hf.attention_forward, self.Module(), t(1, 2, 3, 32),
+                   t(1, 2, 3, 32), t(1, 2, 3, 32), None, dropout=0.1)
+
+    def test_training_goes_through_the_differentiable_op(self):
+        """Inputs that require grad: Task 4c's forward and backward, even for one query (decode has no backward);
+        GQA's repeated K/V heads get their gradients summed back."""
+        q, k, v = leaves((1, 4, 1, 32), (1, 2, 5, 32), (1, 2, 5, 32))
+        with Standins() as st:
+            with torch.no_grad():
+                hf.attention_forward(self.Module(), q, k, v, None)
+            self.assertEqual((st.calls["decode"], st.calls["with_lse"]), (1, 0))
+            out, _ = hf.attention_forward(self.Module(), q, k, v, None)
+            out.sum().backward()
+        self.assertEqual((st.calls["decode"], st.calls["with_lse"], st.calls["backward"]), (1, 1, 1))
+        self.assertEqual((q.grad.shape, k.grad.shape), (q.shape, k.shape))
 
     def test_dtype(self):
         x = t(1, 2, 3, 32, dtype=torch.float16)
@@ -248,15 +481,18 @@ class Library(unittest.TestCase):
 import ctypes, attnlab
 from attnlab import _library
 assert attnlab.impl() == {IMPL!r}, attnlab.impl()
-try:  # head_dim 80 with null pointers: refused by the launcher, or (no GPU) by cudaSetDevice — either way a message
-    _library.call("attention", 0, 0, None, None, None, None, 1, 1, 4, 4, 80, 0)
-except RuntimeError as e:
-    print("RuntimeError:", e)
+# head_dim 80 with null pointers: refused by the launcher, or (no GPU) by cudaSetDevice — either way a message
+for name, args in (("attention", (None,) * 4), ("attention_lse", (None,) * 5), ("attention_backward", (None,) * 9)):
+    try:
+        _library.call(name, 0, 0, *args, 1, 1, 4, 4, 80, 0)
+    except RuntimeError as e:
+        print("RuntimeError:", e)
 """
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), ATTNLAB_LIB=path)
         run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
         self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertIn("RuntimeError: flash_attention_forward:", run.stdout)
+        for who in ("flash_attention_forward", "flash_attention_forward_lse", "flash_attention_backward"):
+            self.assertIn(f"RuntimeError: {who}:", run.stdout)
         lib = ctypes.CDLL(path)
         for name in list(_library._SIGNATURES) + ["abi_version", "impl", "last_error", "device_count", "synchronize"]:
             self.assertTrue(hasattr(lib, "attnlab_" + name), name)
@@ -307,6 +543,76 @@ class Package(unittest.TestCase):
         self.assertEqual((how, impl), ("in the package", IMPL))
         self.assertEqual(os.path.dirname(path), os.path.dirname(module))
         self.assertFalse(module.startswith(os.path.join(ROOT, "python")), module)
+
+
+class TrainOnYourKernels(unittest.TestCase):
+    """tools/vs_torch/train_attnlab.py (make train-attnlab): its model is train_model.py's, its verdict can say both
+    things, and its CPU test mode runs end to end (the three runs, the JSON, the picture, --plot)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(ROOT, "tools", "vs_torch"))
+        import train_attnlab
+        cls.ta = train_attnlab
+
+    def test_model_is_train_models(self):  # CourseGPT.forward is GPT2.forward with the attention passed in
+        import llm_reference
+        import train_model
+        torch.manual_seed(3)
+        theirs = train_model.GPT2(50257, 256, 64, 2, 1).eval()
+        torch.manual_seed(3)
+        mine = self.ta.CourseGPT(50257, 256, 64, 2, 1, attend=llm_reference.causal_attention).eval()
+        tokens = torch.randint(0, 50257, (2, 17))
+        with torch.no_grad():
+            self.assertTrue(torch.equal(mine(tokens), theirs(tokens)))
+
+    def runs(self, attn_offset, attn_wiggle, noise_wiggle, steps=(10, 20, 30, 40)):
+        def run(offset, wiggle):
+            train = [5.0 - 0.01 * i + (offset + wiggle * (-1) ** i) for i in range(steps[-1])]
+            return {"eval_steps": list(steps), "val_loss": [5.0 - s / 100 + offset + wiggle * (-1) ** (s // 10) for s in steps],
+                    "train_loss": train}
+        return {"sdpa": run(0.0, 0.0), "sdpa-math": run(0.0, noise_wiggle), "attnlab": run(attn_offset, attn_wiggle)}
+
+    def test_verdict(self):
+        self.assertTrue(self.ta.verdict(self.runs(0.0, 0.01, 0.01))["agree"])
+        self.assertTrue(self.ta.verdict(self.runs(0.0, 0.0, 0.0))["agree"])  # all equal (the CPU test mode)
+        v = self.ta.verdict(self.runs(0.1, 0.0, 0.01))  # attnlab 0.1 nats off, noise 0.01
+        self.assertFalse(v["agree"])
+        self.assertFalse(v["validation"]["agree"])
+        self.assertIn("DIFFER", self.ta.verdict_lines(v)[-1])
+        self.assertFalse(self.ta.verdict(self.runs(0.0, 0.05, 0.01))["agree"])  # a wiggle 5× the noise's
+        short = self.runs(0.0, 0.0, 0.0)
+        short["attnlab"]["eval_steps"], short["attnlab"]["val_loss"] = [10], [4.9]  # cut short: the common steps only
+        self.assertEqual(self.ta.verdict(short)["steps"], [10])
+
+    def test_cpu_end_to_end(self):
+        import json
+        import tempfile
+        out = tempfile.mkdtemp(prefix="train-attnlab-")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, ".deps", "py"), os.environ.get("PYTHONPATH", "")]))
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "vs_torch", "train_attnlab.py"), "--test", "--out", out],
+                             env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stdout[-3000:] + run.stderr[-3000:])
+        self.assertIn("AGREE", run.stdout)
+        with open(os.path.join(out, "train_attnlab.json")) as f:
+            result = json.load(f)
+        steps = self.ta.TEST["steps"]
+        for name in self.ta.RUNS:
+            r = result["runs"][name]
+            self.assertEqual((r["steps_done"], len(r["train_loss"]), r["eval_steps"][-1]), (steps, steps, steps))
+            self.assertTrue(all(math.isfinite(x) and 5 < x < 12 for x in r["train_loss"] + r["val_loss"]))
+            self.assertGreater(r["tokens_per_s"], 0)
+        self.assertTrue(result["verdict"]["agree"])
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return
+        self.assertGreater(os.path.getsize(os.path.join(out, "train_attnlab.png")), 10000)
+        png = os.path.join(out, "again.png")
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "vs_torch", "train_attnlab.py"), "--plot",
+                              os.path.join(out, "train_attnlab.json"), "--png", png], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        self.assertTrue(os.path.isfile(png))
 
 
 class SpeedupsIntoResults(unittest.TestCase):

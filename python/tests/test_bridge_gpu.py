@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """The Python bridge on a GPU: each function against torch in float64 (the goldens' oracle), the
-operator under torch.compile, a non-default current stream, per-sequence decode lengths.
+operator under torch.compile, a non-default current stream, per-sequence decode lengths; and the
+backward (Task 4c): lse, dq, dk, dv against float64 autograd on the same float32 inputs, through the
+bare kernels, attnlab.attention, the operator under torch.compile(fullgraph=True), a side stream, and
+a Hugging Face GPT-2 training step against eager attention.
 
     ATTNLAB_IMPL=reference /usr/bin/python3 python/tests/test_bridge_gpu.py [-v]   # make python IMPL=reference first
 
@@ -18,6 +21,14 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import attnlab  # noqa: E402
 
 ATOL = RTOL = 2e-4  # Task 4's tolerance for float32 kernels against a float64 oracle (goldens' metadata)
+# The gradients' tolerance, |g − g64| ≤ GRAD_ATOL + GRAD_RTOL·|g64|, inputs and dout ~ N(0, 1): float32 torch
+# autograd and a float32 FlashAttention-2 recompute (P = exp(S − lse), D_i = rowsum(dO ∘ O)) both stay within
+# 2.2e-6·(1 + |g64|) of float64 at these shapes (gradients up to ~11 where Sk = 1; float32 torch's worst is 3 %
+# of this tolerance; measured on the CPU), so 2e-4 leaves over 30× for the kernel's own summation order (dQ
+# accumulated by atomics in any order, exp2 with a folded log2 e); the bugs it must catch (D_i left out, a key
+# tile dropped, a dQ race, the mask missing in the backward) are off by 0.1–1. The run prints each gradient's
+# worst error beside float32 torch's on the same inputs.
+GRAD_ATOL = GRAD_RTOL = 2e-4
 
 
 def oracle(q, k, v, causal):
@@ -32,12 +43,59 @@ def oracle(q, k, v, causal):
     return p @ v
 
 
+def visible(Sq, Sk, causal, device="cuda"):
+    i = torch.arange(Sq, device=device)[:, None]
+    j = torch.arange(Sk, device=device)[None, :]
+    return (j <= i + (Sk - Sq)) if causal else torch.ones(Sq, Sk, dtype=torch.bool, device=device)
+
+
+def oracle_grad(q, k, v, causal, dout):
+    """float64 autograd on the same float32 inputs: (o, lse, dq, dk, dv). A row that sees no key: o = 0, zero
+    gradients, lse = +inf (task4_backward.h)."""
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    s = q64 @ k64.transpose(-1, -2) / q.shape[-1] ** 0.5
+    vis = visible(q.shape[2], k.shape[2], causal)
+    has_key = vis.any(-1, keepdim=True)
+    s = torch.where(has_key, s.masked_fill(~vis, float("-inf")), torch.zeros_like(s))  # no key: a finite row, zeroed
+    o = (torch.softmax(s, -1) * has_key) @ v64
+    lse = torch.logsumexp(s, -1).masked_fill(~has_key[..., 0], float("inf"))
+    dq, dk, dv = torch.autograd.grad(o, (q64, k64, v64), dout.double())
+    return o.detach(), lse.detach(), dq, dk, dv
+
+
+def torch32_grads(q, k, v, causal, dout):
+    """float32 torch autograd of the same math (TF32 off): the yardstick each gradient test prints."""
+    q32, k32, v32 = (x.detach().clone().requires_grad_() for x in (q, k, v))
+    s = q32 @ k32.transpose(-1, -2) / q.shape[-1] ** 0.5
+    vis = visible(q.shape[2], k.shape[2], causal)
+    has_key = vis.any(-1, keepdim=True)
+    s = torch.where(has_key, s.masked_fill(~vis, float("-inf")), torch.zeros_like(s))
+    return torch.autograd.grad((torch.softmax(s, -1) * has_key) @ v32, (q32, k32, v32), dout)
+
+
+def grad_error(got, want):
+    """max |g − g64| / (GRAD_ATOL + GRAD_RTOL·|g64|): ≤ 1 passes."""
+    return ((got.double() - want).abs() / (GRAD_ATOL + GRAD_RTOL * want.abs())).max().item()
+
+
 class OnGpu(unittest.TestCase):
     def close(self, got, want, what):
         self.assertEqual(got.shape, want.shape, what)
         err = (got.double() - want).abs()
         bad = err > ATOL + RTOL * want.abs()
         self.assertFalse(bool(bad.any()), f"{what}: {int(bad.sum())} elements off, max abs error {err.max().item():.3g}")
+
+    def grads_close(self, got, want, what, yardstick=None, names=("dq", "dk", "dv")):
+        """got = (dq, dk, dv) against float64's; the worst ratio is kept to be printed (beside float32 torch's)."""
+        for name, g, w, y in zip(names, got, want, yardstick or (None,) * len(names)):
+            self.assertEqual(g.shape, w.shape, f"{what} {name}")
+            self.assertTrue(bool(torch.isfinite(g).all()), f"{what} {name}: not finite")
+            ratio = grad_error(g, w)
+            worst = WORST.setdefault(name, [0.0, 0.0, ""])
+            if ratio > worst[0]:
+                worst[:] = [ratio, grad_error(y, w) if y is not None else float("nan"), what]
+            self.assertLessEqual(ratio, 1.0, f"{what} {name}: max |error| is {ratio:.3g}× the tolerance "
+                                             f"(max abs error {(g.double() - w).abs().max().item():.3g})")
 
     def test_attention(self):
         g = torch.Generator(device="cuda").manual_seed(1)
@@ -114,6 +172,127 @@ class OnGpu(unittest.TestCase):
         self.assertEqual(attnlab.attention(q, q, q).shape, q.shape)
 
 
+WORST = {}  # gradient name → [worst error / tolerance, float32 torch's on the same inputs, which case]
+GRAD_SHAPES = ((1, 1), (127, 127), (129, 129), (64, 200), (200, 64), (1, 129), (129, 1), (1000, 1000))
+
+
+class Backward(OnGpu):
+    @classmethod
+    def setUpClass(cls):
+        torch.backends.cuda.matmul.allow_tf32 = False  # the float32 yardstick in full float32
+        torch.backends.cudnn.allow_tf32 = False
+
+    def inputs(self, B, H, Sq, Sk, D, seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        q = torch.randn(B, H, Sq, D, device="cuda", generator=g)
+        k, v = (torch.randn(B, H, Sk, D, device="cuda", generator=g) for _ in range(2))
+        return q, k, v, torch.randn(B, H, Sq, D, device="cuda", generator=g)
+
+    def test_kernels(self):
+        """The bare kernels: attention_with_lse's o and lse, attention_backward's dq, dk, dv."""
+        for D in (32, 64, 96, 128):
+            for Sq, Sk in GRAD_SHAPES:
+                for causal in (False, True):
+                    what = f"D={D} Sq={Sq} Sk={Sk} causal={causal}"
+                    q, k, v, dout = self.inputs(2, 3, Sq, Sk, D, seed=D * 7 + Sq * 13 + Sk + causal)
+                    o64, lse64, *g64 = oracle_grad(q, k, v, causal, dout)
+                    o, lse = attnlab.attention_with_lse(q, k, v, causal=causal)
+                    self.close(o, o64, f"attention_with_lse o {what}")
+                    seen = torch.isfinite(lse64)
+                    self.assertTrue(bool((lse[~seen] == float("inf")).all()), f"{what}: lse of a row with no key is not +inf")
+                    self.close(lse[seen], lse64[seen], f"attention_with_lse lse {what}")
+                    got = attnlab.attention_backward(q, k, v, o, dout, lse, causal=causal)
+                    self.grads_close(got, g64, f"attention_backward {what}", torch32_grads(q, k, v, causal, dout))
+                    if causal and Sq > Sk:
+                        self.assertEqual(got[0][:, :, :Sq - Sk].abs().max().item(), 0.0, f"{what}: dq of rows with no key")
+
+    def test_autograd(self):
+        """attnlab.attention and torch.ops.attnlab.attention under autograd: a gradient arriving transposed
+        (not contiguous), one input alone requiring grad, B·H not a multiple of anything."""
+        for fn in (attnlab.attention, torch.ops.attnlab.attention):
+            for B, H, Sq, Sk, D, causal in ((3, 5, 129, 127, 64, True), (1, 7, 200, 64, 128, True), (2, 3, 1, 77, 32, False)):
+                q, k, v, dout = self.inputs(B, H, Sq, Sk, D, seed=Sq + Sk)
+                _, _, *g64 = oracle_grad(q, k, v, causal, dout)
+                leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+                o = fn(*leaves, causal)
+                (o.transpose(1, 2) * dout.transpose(1, 2)).sum().backward()
+                self.grads_close([x.grad for x in leaves], g64, f"{getattr(fn, '__name__', fn)} B={B} H={H} Sq={Sq} Sk={Sk}")
+            kk = k.clone().requires_grad_()
+            fn(q, kk, v, causal).backward(dout)
+            self.grads_close([kk.grad], [g64[1]], "only k requires grad", names=("dk",))
+
+    def test_compile_fullgraph_forward_and_backward(self):
+        if not hasattr(torch, "compile"):
+            self.skipTest(f"torch {torch.__version__} has no torch.compile")
+        q, k, v, dout = self.inputs(2, 4, 129, 100, 64, seed=5)
+        f = torch.compile(lambda q, k, v: torch.ops.attnlab.attention(q * 2.0, k, v, True) + 1.0, fullgraph=True)
+        leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+        o = f(*leaves)
+        o.backward(dout)
+        o64, _, *g64 = oracle_grad(q * 2.0, k, v, True, dout)
+        self.close(o.detach(), o64 + 1.0, "forward under torch.compile(fullgraph)")
+        g64[0] = g64[0] * 2.0  # d/dq of attention(2q, …)
+        self.grads_close([x.grad for x in leaves], g64, "backward under torch.compile(fullgraph)")
+        with torch.no_grad():  # and inference recompiled without lse
+            self.close(f(q, k, v), o64 + 1.0, "torch.compile(fullgraph) under no_grad")
+
+    def test_side_stream(self):  # forward and backward queued on a side stream, used there at once
+        q, k, v, dout = self.inputs(4, 8, 512, 512, 64, seed=9)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+            attnlab.attention(*leaves, causal=True).backward(dout)
+            got = [x.grad * 1.0 for x in leaves]
+        torch.cuda.synchronize()
+        _, _, *g64 = oracle_grad(q, k, v, True, dout)
+        self.grads_close(got, g64, "forward and backward on a side stream")
+
+    def test_no_double_backward(self):
+        q, k, v, _ = self.inputs(1, 2, 16, 16, 32, seed=3)
+        q.requires_grad_()
+        with self.assertRaises((RuntimeError, ValueError)):
+            dq, = torch.autograd.grad(attnlab.attention(q, k, v).sum(), q, create_graph=True)
+            dq.sum().backward()
+
+    def test_hugging_face_training_step(self):
+        """GPT-2 (transformers) in train(), attention dropout 0: the loss and every parameter's gradient of one
+        step on "attnlab" against "eager", float32; dropout > 0 is refused."""
+        try:
+            import transformers
+            import attnlab.hf
+        except ImportError as e:
+            self.skipTest(f"no transformers ({e})")
+        attnlab.hf.register()
+        cfg = dict(n_layer=2, n_embd=128, n_head=2, n_positions=256, vocab_size=1000, attn_pdrop=0.0, resid_pdrop=0.0,
+                   embd_pdrop=0.0)
+        ids = torch.randint(0, 1000, (2, 200), device="cuda", generator=torch.Generator(device="cuda").manual_seed(1))
+        grads = {}
+        for impl in ("eager", "attnlab"):
+            torch.manual_seed(0)
+            model = transformers.GPT2LMHeadModel._from_config(transformers.GPT2Config(**cfg), attn_implementation=impl)
+            model = model.cuda().train()
+            loss = model(ids, labels=ids).loss
+            loss.backward()
+            grads[impl] = (loss.item(), {n: p.grad for n, p in model.named_parameters()})
+        self.assertAlmostEqual(grads["attnlab"][0], grads["eager"][0], delta=1e-4)
+        for name, g in grads["eager"][1].items():
+            mine = grads["attnlab"][1][name]
+            rel = ((mine - g).norm() / g.norm().clamp_min(1e-30)).item()
+            self.assertLess(rel, 1e-3, f"GPT-2 gradient of {name}: relative difference {rel:.3g} from eager")
+        torch.manual_seed(0)
+        model = transformers.GPT2LMHeadModel._from_config(transformers.GPT2Config(**dict(cfg, attn_pdrop=0.1)),
+                                                          attn_implementation="attnlab").cuda().train()
+        with self.assertRaisesRegex(ValueError, "dropout"):
+            model(ids, labels=ids)
+
+
+def print_worst():
+    for name, (ratio, torch32, what) in sorted(WORST.items()):
+        print(f"gradients: worst {name} error {ratio:.3g}× the tolerance (float32 torch on the same inputs: "
+              f"{torch32:.3g}×) at {what}")
+
+
 def main():
     why = None
     if not torch.cuda.is_available():
@@ -126,6 +305,7 @@ def main():
         return 77
     print(f"attnlab: {attnlab.library_path()[0]} ({attnlab.impl()}); torch {torch.__version__}; {torch.cuda.get_device_name()}")
     result = unittest.main(exit=False, argv=[sys.argv[0]] + sys.argv[1:]).result
+    print_worst()
     return 0 if result.wasSuccessful() else 1
 
 

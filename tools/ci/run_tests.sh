@@ -111,7 +111,7 @@ for t in $CPU_TASKS; do
   step "task$t reference passes" ./build/reference/bin/task$t
   step "task$t skeleton fails cleanly" skeleton_fails_cleanly ./build/skeleton/bin/task$t
 done
-for t in $GPU_TASKS 4_bf16; do  # 4_bf16: Task 4's bonus part
+for t in $GPU_TASKS 4_bf16 4_backward; do  # 4_bf16, 4_backward: Task 4's bonus parts
   step "task$t reference passes (GPU)" ./build/reference/bin/task$t
   step "task$t skeleton fails cleanly (GPU)" skeleton_fails_cleanly ./build/skeleton/bin/task$t
 done

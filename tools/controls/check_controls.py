@@ -8,12 +8,17 @@ Calibration cases (positive controls: "calibration" names a ladder step built as
 timed by the grader (--perf-only) against the reference, and their speed credit must land inside
 "credit": [low, high] — the band the rubric's curve was set to give that step.
 
-    tools/controls/check_controls.py [--only NAME]...
+    tools/controls/check_controls.py [--only NAME]... [--repeat N]
+
+--repeat N grades each selected control N times (a GPU run): a calibration case's credit is printed for
+every run and its spread (lowest and highest) at the end, the figure docs/grader.md gives for how much a
+grade moves from run to run.
 """
 import argparse
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -232,20 +237,29 @@ def main():
     ap.add_argument("--only", action="append")
     ap.add_argument("--prebuilt", action="store_true", help="use graders already built (e.g. on a GPU machine)")
     ap.add_argument("--grader-timeout", type=int, default=1800, help="seconds one control's grading may take")
+    ap.add_argument("--repeat", type=int, default=1, help="grade each control this many times (the spread of a calibration case's credit)")
     args = ap.parse_args()
     global GRADER_TIMEOUT_S
     GRADER_TIMEOUT_S = args.grader_timeout
     controls = selected("controls", args.only, args.prebuilt)
     passed = failed = skipped = 0
+    credits = {}  # calibration case → its credit (%) in each run
     for c in controls:
         if args.prebuilt and c.get("static"):
             continue  # a symbol check needs the objects, which stay where they were built
-        ok, why = check(c, args.prebuilt)
-        passed, failed, skipped = passed + (ok is True), failed + (ok is False), skipped + (ok is None)
-        label = {True: "caught", False: "MISSED", None: "skipped"}[ok]
-        if "calibration" in c:
-            label = {True: "in band", False: "FAILED", None: "skipped"}[ok]
-        print(f"  [{label}] {c['name']:<30} {why}", flush=True)
+        for _ in range(args.repeat):
+            ok, why = check(c, args.prebuilt)
+            passed, failed, skipped = passed + (ok is True), failed + (ok is False), skipped + (ok is None)
+            label = {True: "caught", False: "MISSED", None: "skipped"}[ok]
+            if "calibration" in c:
+                label = {True: "in band", False: "FAILED", None: "skipped"}[ok]
+                m = re.search(r"credit (\d+)%", why)
+                if m:
+                    credits.setdefault(c["name"], []).append(int(m.group(1)))
+            print(f"  [{label}] {c['name']:<30} {why}", flush=True)
+    for name, cs in credits.items():
+        if len(cs) > 1:
+            print(f"  spread of {name}: credit {min(cs)}–{max(cs)}% over {len(cs)} runs ({', '.join(f'{x}%' for x in cs)})")
     print(f"controls: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 

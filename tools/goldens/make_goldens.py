@@ -203,6 +203,7 @@ def make_task4(w):
     task4_case(w, "cross_q100_k300_d64", 2, 2, 100, 300, 64, False)
     task4_case(w, "cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True)
     make_task4_bf16(w)
+    make_task4_backward(w)
 
 
 def task4_bf16_case(w, name, B, H, Sq, Sk, D, causal):
@@ -226,6 +227,55 @@ def make_task4_bf16(w):
     task4_bf16_case(w, "bf16_cross_q100_k300_d64", 2, 2, 100, 300, 64, False)
     task4_bf16_case(w, "bf16_cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True)
     task4_bf16_case(w, "bf16_cross_q300_k100_d64_causal", 1, 2, 300, 100, 64, True)  # rows 0-199 see no key
+
+
+def attention_grads64(q, k, v, dout, causal):
+    """Task 4's backward bonus: O, lse and dq, dk, dv by torch's autograd in float64 (inputs as given, promoted).
+    A row that sees no key (causal with Sq > Sk) gets O = 0, zero gradients and lse = +inf, as the interface says:
+    its scores are set to 0 before the log-sum-exp and its P to 0 after, so that no NaN enters the graph."""
+    q, k, v = (t.double().requires_grad_() for t in (q, k, v))
+    Sq, Sk = q.shape[2], k.shape[2]
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    mask = torch.triu(torch.ones(Sq, Sk, dtype=torch.bool), 1 + Sk - Sq) if causal else torch.zeros(Sq, Sk, dtype=torch.bool)
+    empty = mask.all(-1, keepdim=True)
+    s = s.masked_fill(mask, float("-inf")).masked_fill(empty, 0.0)
+    lse = torch.logsumexp(s, -1, keepdim=True)
+    out = torch.exp(s - lse).masked_fill(empty, 0.0) @ v
+    out.backward(dout.double())
+    if not empty.any():  # where softmax is defined, the same numbers as sdpa64's path (torch.softmax) and its autograd
+        q2, k2, v2 = (t.detach().clone().requires_grad_() for t in (q, k, v))
+        want = sdpa64(q2, k2, v2, causal)
+        want.backward(dout.double())
+        for a, b in ((out, want), (q.grad, q2.grad), (k.grad, k2.grad), (v.grad, v2.grad)):
+            assert torch.allclose(a.detach(), b.detach(), atol=1e-12, rtol=1e-10)
+    lse = lse.squeeze(-1).detach().masked_fill(empty.squeeze(-1), float("inf"))
+    return out.detach(), lse, q.grad, k.grad, v.grad
+
+
+def task4_backward_case(w, name, B, H, Sq, Sk, D, causal):
+    """Task 4's backward bonus (4c): inputs q, k, v and the output's gradient dout in float32, everything else in float64
+    from them. atol and rtol are the gradients' tolerance (task4/README.md, "Bonus: the backward pass")."""
+    g = w.generator(name)
+    q = torch.randn(B, H, Sq, D, generator=g)
+    k, v = (torch.randn(B, H, Sk, D, generator=g) for _ in range(2))
+    dout = torch.randn(B, H, Sq, D, generator=g)
+    out, lse, dq, dk, dv = attention_grads64(q, k, v, dout, causal)
+    w.save("task4", name, dict(q=q, k=k, v=v, dout=dout, out=out, lse=lse, dq=dq, dk=dk, dv=dv), 2e-5, 1e-4,
+           B=B, H=H, Sq=Sq, Sk=Sk, D=D, causal=causal)
+
+
+def make_task4_backward(w):
+    for causal in (False, True):
+        task4_backward_case(w, "bwd_b4_h32_s128_d128" + ("_causal" if causal else ""), 4, 32, 128, 128, 128, causal)
+    task4_backward_case(w, "bwd_s1_d64_causal", 2, 3, 1, 1, 64, True)
+    task4_backward_case(w, "bwd_s127_d32_causal", 1, 4, 127, 127, 32, True)
+    task4_backward_case(w, "bwd_s129_d96", 2, 2, 129, 129, 96, False)
+    task4_backward_case(w, "bwd_s1000_d64", 1, 2, 1000, 1000, 64, False)
+    task4_backward_case(w, "bwd_h3_s1000_d128_causal", 1, 3, 1000, 1000, 128, True)
+    task4_backward_case(w, "bwd_h5_s513_d96_causal", 1, 5, 513, 513, 96, True)  # B·H = 5
+    task4_backward_case(w, "bwd_cross_q100_k300_d64", 2, 2, 100, 300, 64, False)
+    task4_backward_case(w, "bwd_cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True)
+    task4_backward_case(w, "bwd_cross_q300_k100_d32_causal", 1, 2, 300, 100, 32, True)  # rows 0-199 see no key
 
 
 # --- Task 5: KV cache and decode ---------------------------------------------------------------------

@@ -27,14 +27,18 @@ done
 cp /usr/bin/bwrap build/carry/bwrap  # Debian's bubblewrap: the GPU machine may not have one
 strip -o build/carry/reference/grader build/reference/bin/grader
 strip -o build/carry/reference/gpt2 build/reference/bin/gpt2
-# the optimisation ladders (staff benchmarks), Task 4's bf16 ladder among them
+# the optimisation ladders (staff benchmarks), Task 4's bf16 and backward ladders among them
 make --no-print-directory -j2 IMPL=reference build/reference/bin/ladder_task2 build/reference/bin/ladder_task4 build/reference/bin/ladder_task5 \
-  build/reference/bin/ladder_task4_bf16 >/dev/null
-for t in 2 4 5 4_bf16; do strip -o build/carry/reference/ladder_task$t build/reference/bin/ladder_task$t; done
+  build/reference/bin/ladder_task4_bf16 build/reference/bin/ladder_task4_backward >/dev/null
+for t in 2 4 5 4_bf16 4_backward; do strip -o build/carry/reference/ladder_task$t build/reference/bin/ladder_task$t; done
 # Task 4's bf16 bonus: its tests on both sides, its benchmark; torch's bf16 backends beside it (tools/vs_torch/sdpa_bf16.py)
 strip -o build/carry/reference/task4_bf16 build/reference/bin/task4_bf16
 strip -o build/carry/skeleton/task4_bf16 build/skeleton/bin/task4_bf16
 strip -o build/carry/reference/bench_task4_bf16 build/reference/bin/bench_task4_bf16
+# Task 4's backward bonus: its tests on both sides, its benchmark (tools/vs_torch/sdpa_backward.py times torch beside it)
+strip -o build/carry/reference/task4_backward build/reference/bin/task4_backward
+strip -o build/carry/skeleton/task4_backward build/skeleton/bin/task4_backward
+strip -o build/carry/reference/bench_task4_backward build/reference/bin/bench_task4_backward
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
 [ -d goldens/task6 ] && mkdir -p build/carry/goldens && cp -r goldens/task6 build/carry/goldens/
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4

@@ -16,8 +16,7 @@ On a GPU (float32, TF32 off):
   2. Hugging Face GPT-2 124M (random weights, seeded; batch 1, a 24-token prompt, --tokens greedy tokens): tokens/s
      with attn_implementation "eager", "sdpa" and "attnlab", median of --runs runs after a warm-up; the tokens of
      sdpa and attnlab must equal eager's (else exit 1).
---stub (CPU): a stub libattnlab.so (this file's C source below, built with the system's cc) whose functions return
-at once, CPU tensors taken as device 0 (the device check and the stream read stubbed): the Python side of each call
+--stub (CPU): a stub libattnlab.so (stub_source(), built with the system's cc) whose functions return at once, CPU tensors taken as device 0 (the device check and the stream read stubbed): the Python side of each call
 (checks, output allocation, the ctypes call) without CUDA. Exit 77 without a GPU, unless --stub.
 """
 import argparse
@@ -35,29 +34,28 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import attnlab  # noqa: E402
-from attnlab import _checks, _streams, ops  # noqa: E402
+from attnlab import _checks, _library, _streams, ops  # noqa: E402
 
 # The shapes: GPT-2's attention (12 heads of 64) at batch 1, a 128-token prompt, one new token over a 256-entry cache.
 PREFILL = (1, 12, 128, 64)
 CACHE = (1, 12, 256, 64)
 
-STUB_C = r"""
-#include <stdint.h>
-int attnlab_abi_version(void) { return 2; }
-const char* attnlab_impl(void) { return "stub"; }
-int attnlab_last_error(char* e, int n) { if (n > 0) e[0] = 0; return 0; }
-int attnlab_device_count(void) { return 1; }
-int attnlab_synchronize(int d) { (void)d; return 0; }
-int attnlab_attention(int d, uintptr_t s, const float* q, const float* k, const float* v, float* o, int B, int H, int Sq,
-                      int Sk, int D, int c) { return 0; }
-int attnlab_decode(int d, uintptr_t s, const float* q, const float* k, const float* v, float* o, int B, int H, int m, int l,
-                   int D) { return 0; }
-int attnlab_decode_rows(int d, uintptr_t s, const float* q, const float* k, const float* v, float* o, int B, int H, int m,
-                        const int* l, int D) { return 0; }
-int attnlab_softmax(int d, uintptr_t s, const float* i, float* o, int r, int c) { return 0; }
-int attnlab_gemm_nn(int d, uintptr_t s, const float* a, const float* b, float* c, int n, int M, int N, int K) { return 0; }
-int attnlab_gemm_nt(int d, uintptr_t s, const float* a, const float* b, float* c, int n, int M, int N, int K) { return 0; }
-"""
+
+
+def stub_source():
+    """C source of a libattnlab.so whose functions return at once: the package's interface version, every kernel entry
+    point with the parameters the package declares for it (attnlab._library._SIGNATURES)."""
+    ctype = {ctypes.c_void_p: "const void*", ctypes.c_int: "int"}
+    lines = ["#include <stdint.h>",
+             f"int attnlab_abi_version(void) {{ return {_library.ABI_VERSION}; }}",
+             'const char* attnlab_impl(void) { return "stub"; }',
+             "int attnlab_last_error(char* e, int n) { if (n > 0) e[0] = 0; return 0; }",
+             "int attnlab_device_count(void) { return 1; }",
+             "int attnlab_synchronize(int d) { (void)d; return 0; }"]
+    for name, argtypes in _library._SIGNATURES.items():
+        params = ", ".join(["int device", "uintptr_t stream"] + [f"{ctype[t]} a{i}" for i, t in enumerate(argtypes)])
+        lines.append(f"int attnlab_{name}({params}) {{ return 0; }}")
+    return "\n".join(lines) + "\n"
 
 
 def per_call_us(fn, calls, warmup=50):
@@ -98,7 +96,7 @@ def host_costs(calls, device):
 def stub_library(tmp):
     src, lib = os.path.join(tmp, "stub.c"), os.path.join(tmp, "libattnlab_stub.so")
     with open(src, "w") as f:
-        f.write(STUB_C)
+        f.write(stub_source())
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-w", src, "-o", lib], check=True)
     return lib
 
