@@ -87,7 +87,8 @@ PY
 # student files compiled without -DSOLUTION; nothing of the archive or the folder name landed outside.
 leaks=$(for t in "$T"/out/*/tree "$T"/out/.course/tree; do
   (cd "$t" && find . \( -path '*/reference' -o -path '*/reference/*' -o -name 'reference_times.py' -o -path '*/ladder*' \
-                      -o -path '*/controls*' -o -path '*/exploits*' -o -name goldens -o -name .git \) -printf "$t/%P\n")
+                      -o -path '*/controls*' -o -path '*/exploits*' -o -path ./tools/class -o -path ./tools/gpu -o -path ./tools/kit \
+                      -o -path ./goldens -o -name '*.safetensors' -o -name .git \) -printf "$t/%P\n")
 done | head -3)
 [ -z "$leaks" ] || fail "a build tree holds staff material: $leaks"
 [ -x "$T/out/reference/tree/build/skeleton/bin/runner_task1" ] || fail "the reference submission's runner was not built in its tree"
