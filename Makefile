@@ -13,7 +13,7 @@
 #   make python [IMPL=…]                            the Python bridge: build/<impl>/python/libattnlab.so (python/attnlab)
 #   make torch-speedups | hf-attnlab [IMPL=…]        (GPU, CUDA torch) your kernels against torch into Results.md; HF models on them
 #   make train-attnlab [IMPL=…]                      (GPU, CUDA torch) Task 7's model trained on your 4c backward beside SDPA
-#   make model | goldens | deps | skeleton | check-skeleton | protect | check-protected | clean
+#   make model | goldens | deps | setup | skeleton | check-skeleton | protect | check-protected | clean
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
 COMMON    := build/common
@@ -109,7 +109,7 @@ PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cud
               task7/tokenizer.* task7/gpt2.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp task4/bf16_convert.* \
               task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task4/backward_oracle.* task*/remote.cpp task*/serve.cpp common/remote/*) \
-              tools/make_goldens.py tools/llm_reference.py tools/train_model.py tools/install_deps.sh tools/fetch_assets.sh tools/run_tests.sh tools/check_grade.py Makefile .ci/run)
+              tools/goldens/make_goldens.py tools/goldens/llm_reference.py tools/goldens/train_model.py tools/setup/install_deps.sh tools/setup/fetch_assets.sh tools/ci/run_tests.sh tools/ci/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
 obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
@@ -118,23 +118,32 @@ IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward \
         ladder-task4-backward-tf32
-.PHONY: help all deps model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps setup model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '3,13p' Makefile
+	@awk 'NR >= 3 && !/^#/ {exit} NR >= 3 {print}' Makefile
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
-	@bash tools/install_deps.sh
+	@bash tools/setup/install_deps.sh
 
-GOLDEN_SOURCES := tools/make_goldens.py tools/llm_reference.py
-# tiktoken (in .deps/py, from tools/fetch_assets.sh) gives Task 7's goldens their token ids.
+# The set-up `make taskN` does first, for course staff's scripts (tools/gpu/pack_gpu.sh, tools/controls/,
+# tools/class/, tools/kit/check_release.sh) and targets: Debian's packages (and Task 7's PyPI assets when Task 7
+# is among SETUP_TASKS), then the goldens of SETUP_TASKS (default every task; "none": packages only) where stale.
+SETUP_TASKS ?= $(TASKS)
+setup_tasks = $(filter $(TASKS),$(SETUP_TASKS))
+setup:
+	@bash tools/setup/install_deps.sh $(if $(filter 7,$(setup_tasks)),,--packages-only)
+	$(if $(setup_tasks),@$(MAKE) --no-print-directory $(if $(filter-out $(setup_tasks),$(TASKS)),$(foreach t,$(setup_tasks),goldens-if-stale-task$(t)),goldens-if-stale))
+
+GOLDEN_SOURCES := tools/goldens/make_goldens.py tools/goldens/llm_reference.py
+# tiktoken (in .deps/py, from tools/setup/fetch_assets.sh) gives Task 7's goldens their token ids.
 goldens:
-	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/make_goldens.py
+	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/make_goldens.py
 	@sha256sum $(GOLDEN_SOURCES) > goldens/.stamp
 
 # Regenerates only when the generator changed since the goldens were written.
@@ -146,7 +155,7 @@ goldens-if-stale:
 $(foreach t,$(TASKS),goldens-if-stale-task$(t)): goldens-if-stale-task%:
 	@if sha256sum -c --status goldens/.stamp 2>/dev/null || sha256sum -c --status goldens/task$*/.stamp 2>/dev/null; then \
 	  echo "goldens: task$* up to date"; \
-	else PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/make_goldens.py --only task$* && \
+	else PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/make_goldens.py --only task$* && \
 	  sha256sum $(GOLDEN_SOURCES) > goldens/task$*/.stamp; fi
 
 # ---- objects ---------------------------------------------------------------------------------
@@ -195,7 +204,7 @@ $(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test
 # for Task 7, its PyPI assets), this task's goldens, the build.
 ifneq ($(if $(PROMPT),$(1)),7)
 task$(1):
-	@bash tools/install_deps.sh $(if $(filter 7,$(1)),,--packages-only)
+	@bash tools/setup/install_deps.sh $(if $(filter 7,$(1)),,--packages-only)
 	@$$(MAKE) --no-print-directory goldens-if-stale-task$(1)
 	@$$(MAKE) --no-print-directory $(BUILD)/bin/task$(1) $(RUNNER_BIN_DIR)/runner_task$(1)
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task$(1)
@@ -228,9 +237,9 @@ $(BUILD)/bin/task7_cpu_tests: $(call obj_common,common/test_main.cpp task7/test_
 # Task 7's default model: a small GPT-2 trained on the King James Bible (about 10 minutes on 2 cores).
 MODEL_DIR ?= models/kjv-gpt2
 model: $(MODEL_DIR)/reference.safetensors
-$(MODEL_DIR)/reference.safetensors: tools/train_model.py
-	@bash tools/install_deps.sh
-	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/train_model.py --out $(MODEL_DIR) $(MODEL_ARGS)
+$(MODEL_DIR)/reference.safetensors: tools/goldens/train_model.py
+	@bash tools/setup/install_deps.sh
+	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/train_model.py --out $(MODEL_DIR) $(MODEL_ARGS)
 
 $(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp) $(HARNESS_OBJ)
 	@mkdir -p $(dir $@)
@@ -250,22 +259,31 @@ TASK4_BACKWARD_SRC ?= task4/$(IMPL)/flash_attention_backward.cu
 BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(sort $(TASK4_SRC) $(TASK4_BACKWARD_SRC)) $(TASK5_SRC) task4/tuning.cpp \
                common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
 BRIDGE_OBJ   = $(addprefix $(PY_BUILD)/,$(addsuffix .o,$(basename $(BRIDGE_SRC))))
-python: $(PY_BUILD)/libattnlab.so
+# The package (python/pyproject.toml): `pip install -e python/` finds this library in build/$(IMPL)/python/ of the
+# checkout; the wheel in build/<impl>/python/dist/ carries it (and task4/tuning.json) inside, for anywhere else.
+PY_WHEEL := $(PY_BUILD)/dist/.built
+python: $(PY_BUILD)/libattnlab.so $(PY_WHEEL)
 $(PY_BUILD)/libattnlab.so: $(BRIDGE_OBJ)
 	$(CXX) -shared -Wl,--no-undefined $^ -o $@ -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
-	@echo "python: $@ (PYTHONPATH=python /usr/bin/python3 -c 'import attnlab')"
+$(PY_WHEEL): $(PY_BUILD)/libattnlab.so python/pyproject.toml python/setup.py $(wildcard python/attnlab/*.py) task4/tuning.json
+	@rm -rf $(PY_BUILD)/package $(dir $@) && mkdir -p $(PY_BUILD)/package/attnlab $(dir $@)
+	@cp python/pyproject.toml python/setup.py $(PY_BUILD)/package/ && cp python/attnlab/*.py task4/tuning.json $(PY_BUILD)/package/attnlab/
+	@strip --strip-debug -o $(PY_BUILD)/package/attnlab/libattnlab.so $<
+	$(PYTHON) -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation --no-index -w $(dir $@) $(PY_BUILD)/package
+	@touch $@
+	@echo "python: $< and $$(ls $(dir $@)*.whl); pip install -e python/ (this checkout) or pip install that wheel"
 # On a GPU machine, with a CUDA build of torch ($(TORCH_PYTHON)): the bridge timed against torch, into the
 # Results.md of `make grade` (OUT); Hugging Face models generating on the bridge's attention.
 TORCH_PYTHON ?= python3
 torch-speedups: python
-	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/torch_speedups.py --results $(OUT)/Results.md
+	ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/torch_speedups.py --results $(OUT)/Results.md
 hf-attnlab: python
-	PYTHONPATH=python ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/hf_attnlab.py
+	ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/hf_attnlab.py
 # Task 7's model trained twice, on SDPA and on attnlab.attention (Task 4c's forward and backward), float32, one seed and
 # data order, with SDPA's math backend as the noise: the curves, tokens/s and the verdict → $(TRAIN_OUT) (a few minutes).
 TRAIN_OUT ?= build/train-attnlab
 train-attnlab: python
-	PYTHONPATH=python:$(CURDIR)/.deps/py ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/train_attnlab.py --out $(TRAIN_OUT) $(TRAIN_ARGS)
+	PYTHONPATH=$(CURDIR)/.deps/py ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/train_attnlab.py --out $(TRAIN_OUT) $(TRAIN_ARGS)
 $(PY_BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -fPIC $(SOLUTION_FLAG) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
@@ -284,7 +302,7 @@ $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 task4-bf16:
-	@bash tools/install_deps.sh --packages-only
+	@bash tools/setup/install_deps.sh --packages-only
 	@$(MAKE) --no-print-directory goldens-if-stale-task4
 	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_bf16 $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16
@@ -302,7 +320,7 @@ bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
 BF16_HOPPER_RUNGS := $(call obj_common,$(addprefix task4/ladder/bf16/,wgmma_bf16.cu tma_bf16.cu warp_specialized_bf16.cu pingpong_bf16.cu persistent_bf16.cu wgmma_selftest.cu))
 $(BF16_HOPPER_RUNGS): override CUDA_ARCH := $(HOPPER_ARCH)
 $(BF16_HOPPER_RUNGS): NVCCFLAGS += -DATTNLAB_SM90A=1
-BF16_LADDER_OBJ := $(call obj_common,task4/ladder/bf16/wmma_bf16.cu task4/bf16_convert.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \
+BF16_LADDER_OBJ := $(call obj_common,task4/ladder/bf16/wmma_bf16.cu task4/ladder/bf16/mma_bf16.cu task4/bf16_convert.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \
                    build/reference/task4/reference/flash_attention_bf16.o build/reference/task4/reference/flash_attention_bf16_sm90.o
 build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
 	@mkdir -p $(dir $@)
@@ -328,7 +346,7 @@ $(BUILD)/bin/task4_backward: $(call obj_common,$(call test_main,4) common/case_t
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 task4-backward:
-	@bash tools/install_deps.sh --packages-only
+	@bash tools/setup/install_deps.sh --packages-only
 	@$(MAKE) --no-print-directory goldens-if-stale-task4
 	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_backward $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_backward
@@ -414,7 +432,7 @@ bench-task4: $(BUILD)/bin/bench_task4
 # benchmarks do: no runner, nothing judged, no part in grading. `make profile-taskN` runs Nsight Compute on
 # its profiled call (build/<impl>/profile/taskN.ncu-rep and a summary, the reference's beside it where the
 # course repository has one); `make sanitize-taskN` runs compute-sanitizer on its small shapes
-# (tools/profile.sh). Without a GPU, ncu or compute-sanitizer: one line saying which, exit 77.
+# (tools/profile/profile.sh). Without a GPU, ncu or compute-sanitizer: one line saying which, exit 77.
 DRIVE4_EXTRA := $(TASK4_EXTRA)
 DRIVE5_EXTRA := $(TASK4_EXTRA)
 define DRIVE
@@ -425,10 +443,10 @@ endef
 $(foreach t,$(DRIVE_TASKS),$(eval $(call DRIVE,$(t))))
 
 $(foreach t,$(DRIVE_TASKS),profile-task$(t)): profile-task%: $(BUILD)/bin/drive_task% $(if $(HAVE_REFERENCE),build/reference/bin/drive_task%)
-	@bash tools/profile.sh profile $* $(BUILD) $(if $(HAVE_REFERENCE),build/reference)
+	@bash tools/profile/profile.sh profile $* $(BUILD) $(if $(HAVE_REFERENCE),build/reference)
 
 $(foreach t,$(DRIVE_TASKS),sanitize-task$(t)): sanitize-task%: $(BUILD)/bin/drive_task%
-	@bash tools/profile.sh sanitize $* $(BUILD)
+	@bash tools/profile/profile.sh sanitize $* $(BUILD)
 
 # The reference's (Br, Bc, threads) sweep: course staff only (the kit has no reference).
 ifneq ($(HAVE_REFERENCE),)
@@ -442,7 +460,7 @@ endif
 # ---- the optimisation ladders (course staff material; not in the student kit) -------------------
 # ladder_taskN times every step from the skeleton's plan to the reference (task2/ladder, task4/ladder,
 # task5/ladder). The ladder steps are also built as submissions (calibration cases of grader/controls.json:
-# tools/check_controls.py on a GPU, tools/pack_gpu.sh for one elsewhere), which the grader times to check
+# tools/controls/check_controls.py on a GPU, tools/gpu/pack_gpu.sh for one elsewhere), which the grader times to check
 # that each lands in its band of the speed-credit curve.
 build/reference/bin/ladder_task2: $(call obj_common,task2/ladder/bench_ladder.cpp task2/ladder/softmax_ladder.cu \
                                   task2/ladder/gemm_ladder.cu) $(HARNESS_OBJ) build/reference/task2/reference/attention_kernels.o
@@ -462,14 +480,15 @@ ladder-task2 ladder-task4 ladder-task5: ladder-task%: build/reference/bin/ladder
 
 # The reference's times per GPU model for the kit's speed estimates (grader/reference_times.json), on a GPU.
 reference-times:
+	@$(MAKE) --no-print-directory setup SETUP_TASKS="4 5"
 	@$(MAKE) --no-print-directory -j2 IMPL=reference build/reference/bin/grader build/reference/bin/runner_task4 build/reference/bin/runner_task5
-	$(PYTHON) tools/reference_times.py
+	$(PYTHON) tools/gpu/reference_times.py
 
 # ---- grader ----------------------------------------------------------------------------------
 # Controls reuse the reference objects and swap in one patched file: GRADER_BIN keeps them apart.
 GRADER_BIN ?= $(BUILD)/bin/grader
 RUNNERS = $(foreach t,$(TASKS),$(RUNNER_BIN_DIR)/runner_task$(t))
-# The grader links no student object: it runs each task's runner (beside it, or --runner-dir).
+# The grader links no student object: it runs each task's runner (beside it, or --bin-dir).
 $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
                $(sort $(call obj_common,$(GRADER_SRC) $(foreach t,$(TASKS),task$(t)/cases.cpp $(TASK$(t)_BONUS_CASES) $(TASK$(t)_EXTRA) \
                                                  $(call task_proxy_src,$(t))))) \
@@ -481,13 +500,13 @@ $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
 GRADE_OBJECTS = $(foreach t,$(TASKS),--objects $(t)=$(subst $(eval) ,$(comma),$(strip $(call obj_impl,$(TASK$(t)_SRC)))))
 comma := ,
 # On a fresh machine `make grade` sets everything up first: packages, goldens, the build. After the grader,
-# tools/plot_results.py draws the run's rooflines and speedups into OUT and links them from Results.md.
+# tools/pictures/plot_results.py draws the run's rooflines and speedups into OUT and links them from Results.md.
 grade:
-	@bash tools/install_deps.sh
+	@bash tools/setup/install_deps.sh
 	@$(MAKE) --no-print-directory goldens-if-stale
 	@$(MAKE) --no-print-directory -j2 grade-build
 	@./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t)); rc=$$?; \
-	  $(PYTHON) tools/plot_results.py $(OUT) || echo "grade: tools/plot_results.py failed (the grade above stands)"; exit $$rc
+	  $(PYTHON) tools/pictures/plot_results.py $(OUT) || echo "grade: tools/pictures/plot_results.py failed (the grade above stands)"; exit $$rc
 
 runners: $(RUNNERS) $(NULL_RUNNERS)
 
@@ -523,14 +542,14 @@ check-protected:
 
 # ---- the student kit ------------------------------------------------------------------------------
 release:
-	@bash tools/make_release.sh
+	@bash tools/kit/make_release.sh
 
 check-release:
-	@bash tools/check_release.sh
+	@bash tools/kit/check_release.sh
 
 # ---- CI ----------------------------------------------------------------------------------------
 test:
-	@bash tools/run_tests.sh
+	@bash tools/ci/run_tests.sh
 
 clean:
 	rm -rf build

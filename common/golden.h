@@ -11,7 +11,7 @@
 
 namespace attn {
 
-constexpr int kGoldenFormatVersion = 1;  // bump together with tools/make_goldens.py
+constexpr int kGoldenFormatVersion = 1;  // bump together with tools/goldens/make_goldens.py
 
 // A file of the repository: $env_var if set, else `relative` in the checkout the binary was built
 // in, else `relative` from the working directory (a binary that travelled to another machine and

@@ -3,8 +3,9 @@
 // GPU; checks of the submission's integrity. Writes Results.md and results.json.
 //
 //   build/<impl>/bin/grader [--task N]... [--rubric grader/rubric.json] [--out DIR] [--impl NAME]
-//       [--timeout S] [--root DIR] [--objects N=a.o,b.o]... [--bin-dir DIR] [--reference-bin-dir DIR]
+//       [--timeout S] [--root DIR] [--objects N=a.o,b.o]... [--bin-dir DIR] [--reference-bin-dir DIR] [--perf-only]
 //   grader --submissions DIR [--out DIR] [--slurm] | --collect --out DIR      (a whole class: batch_grade.py)
+//   grader --help                                                             (every option; parsed by CLI11)
 //   make grade [IMPL=skeleton|reference] [TASK=N]
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,8 @@
 #include <random>
 #include <set>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "common/cuda/device.h"
 #include "grader/isolate.h"
@@ -52,19 +55,8 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& problem) {
-    fmt::print(stderr,
-               "grader: {}\nusage: grader [--task N]... [--rubric FILE] [--out DIR] [--impl NAME] [--timeout S] [--root DIR]\n"
-               "              [--objects N=a.o,b.o]... [--bin-dir DIR] [--reference-bin-dir DIR] [--perf-only]\n",
-               problem);
+    fmt::print(stderr, "grader: {}\n(grader --help lists the options)\n", problem);
     std::exit(2);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1) out.push_back(s.substr(start, pos - start));
-    out.push_back(s.substr(start));
-    return out;
 }
 
 std::string self_dir() {
@@ -74,36 +66,71 @@ std::string self_dir() {
     return p.substr(0, p.rfind('/'));
 }
 
-Options parse(int argc, char** argv) {
+// --objects N=a.o,b.o: task N's object files (empty names between commas ignored).
+void add_objects(Options& o, const std::string& v) {
+    const size_t eq = v.find('=');
+    int task = 0;
+    if (eq == std::string::npos || !CLI::detail::lexical_cast(v.substr(0, eq), task))
+        usage("--objects " + v + ": takes N=file.o,file.o (N a task number)");
+    for (const auto& f : CLI::detail::split(v.substr(eq + 1), ','))
+        if (!f.empty()) o.objects[task].push_back(f);
+}
+
+// The command line (CLI11); `grader --help` lists every option. measure_task: --measure-perf N, else -1.
+Options parse(int argc, char** argv, int* measure_task = nullptr) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage(a + " needs a value");
-            return argv[++i];
-        };
-        try {
-            if (a == "--task") o.only.insert(std::stoi(value()));
-            else if (a == "--rubric") o.rubric = value();
-            else if (a == "--out") o.out = value();
-            else if (a == "--impl") o.impl = value();
-            else if (a == "--timeout") o.timeout_s = std::stod(value());
-            else if (a == "--root") o.root = value();
-            else if (a == "--bin-dir") o.bin_dir = value();
-            else if (a == "--reference-bin-dir") o.ref_bin_dir = value();
-            else if (a == "--perf-only") o.perf_only = true;
-            else if (a == "--no-baselines") o.no_baselines = true;
-            else if (a == "--objects") {
-                const std::string v = value();
-                const size_t eq = v.find('=');
-                if (eq == std::string::npos) usage("--objects takes N=file.o,file.o");
-                for (const auto& f : split(v.substr(eq + 1), ','))
-                    if (!f.empty()) o.objects[std::stoi(v.substr(0, eq))].push_back(f);
-            } else usage("unknown option " + a);
-        } catch (const std::invalid_argument&) {
-            usage(a + ": not a number");
-        }
+    std::vector<int> tasks;
+    std::vector<std::string> objects;
+    int measure = -1;
+    std::string batch_dir;
+    CLI::App app{"grader — grades every task of the rubric: each case in an isolated child process, on golden files and "
+                 "fresh inputs from GRADER_SEED; speed against the reference on the same GPU; the submission's integrity. "
+                 "Writes Results.md and results.json.",
+                 "grader"};
+    app.get_formatter()->column_width(34);
+    const std::string grading = "Grading", klass = "A whole class (tools/class/batch_grade.py)",
+                      internal = "Run by the grader itself";
+    app.add_option("--task", tasks, "grade task N only (repeat for more; its bonus part comes with it); default: every task")
+        ->type_name("N")->allow_extra_args(false)->group(grading);
+    app.add_option("--rubric", o.rubric, "the rubric: points, speed share and curve, harness names, limits")
+        ->type_name("FILE")->capture_default_str()->group(grading);
+    app.add_option("--out", o.out, "where Results.md, results.json and logs/ are written")
+        ->type_name("DIR")->capture_default_str()->group(grading);
+    app.add_option("--impl", o.impl, "the implementation's name in the reports")->type_name("NAME")->capture_default_str()
+        ->group(grading);
+    app.add_option("--timeout", o.timeout_s, "seconds a case may take, instead of the rubric's case_timeout_s")
+        ->type_name("S")->group(grading);
+    app.add_option("--root", o.root, "the tree whose protected files (grader/protected.sha256) are checked")
+        ->type_name("DIR")->capture_default_str()->group(grading);
+    app.add_option("--objects", objects, "task N's object files, for the symbol check against its allow-list (repeatable)")
+        ->type_name("N=a.o,b.o")->allow_extra_args(false)->group(grading);
+    app.add_option("--bin-dir", o.bin_dir, "where the submission's runners (runner_taskN) are; default: beside this grader")
+        ->type_name("DIR")->group(grading);
+    app.add_option("--reference-bin-dir", o.ref_bin_dir, "the reference's runners, the yardstick of speed")
+        ->type_name("DIR")->capture_default_str()->group(grading);
+    app.add_flag("--perf-only", o.perf_only,
+                 "time a known-correct kernel against the reference, no cases (a calibration case of the speed curve)")
+        ->group(grading);
+    app.add_option("--submissions", batch_dir,
+                   "grade a whole class: every argument goes to tools/class/batch_grade.py (its --help: --slurm, --index, "
+                   "--tasks, --build-only, --grade-only, --gres, …)")
+        ->type_name("DIR")->group(klass);
+    app.add_flag("--collect", "with --out DIR: merge a Slurm array's results into DIR/gradebook.csv (batch_grade.py)")
+        ->group(klass);
+    app.add_option("--measure-perf", measure, "the trusted measurement of task N's speed, in a child of the grader (timed.h)")
+        ->type_name("N")->group(internal);
+    app.add_flag("--no-baselines", o.no_baselines, "with --measure-perf: the submission and the reference only")->group(internal);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        fmt::print("{}", app.help());
+        std::exit(0);
+    } catch (const CLI::ParseError& e) {
+        usage(e.what());
     }
+    o.only.insert(tasks.begin(), tasks.end());
+    for (const auto& v : objects) add_objects(o, v);
+    if (measure_task) *measure_task = measure;
     if (o.bin_dir.empty()) o.bin_dir = self_dir();
     setenv("ATTNLAB_RUNNER_DIR", o.bin_dir.c_str(), 1);  // the submission's runners (runner_taskN)
     struct stat st {};
@@ -172,7 +199,7 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
     const std::string runner = fmt::format("{}/runner_task{}", opt.bin_dir.empty() ? self_dir() : opt.bin_dir, rt.id);
     if (access(runner.c_str(), R_OK) == 0)
         for (const auto& sym : interposing_definitions(runner, null_runner)) t.flags.push_back("replaces a library function: " + sym);
-    if (opt.perf_only) {  // a calibration run (tools/check_controls.py): the kernel's correctness is shown elsewhere
+    if (opt.perf_only) {  // a calibration run (tools/controls/check_controls.py): the kernel's correctness is shown elsewhere
         std::string why;
         if (!attn::has_cuda_device(&why)) {
             t.status = "not run";
@@ -213,14 +240,14 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
 
 }  // namespace
 
-// `grader --submissions DIR [--slurm|--collect|…]` grades a whole class: tools/batch_grade.py
+// `grader --submissions DIR [--slurm|--collect|…]` grades a whole class: tools/class/batch_grade.py
 // builds and grades each submission in its own tree (with this grader's sources) and writes the
 // gradebook.
 [[noreturn]] void batch(int argc, char** argv) {
     std::string root = ATTNLAB_ROOT;
     struct stat st {};
-    if (stat((root + "/tools/batch_grade.py").c_str(), &st) != 0) root = ".";
-    const std::string script = root + "/tools/batch_grade.py";
+    if (stat((root + "/tools/class/batch_grade.py").c_str(), &st) != 0) root = ".";
+    const std::string script = root + "/tools/class/batch_grade.py";
     std::vector<char*> args = {const_cast<char*>("/usr/bin/python3"), const_cast<char*>(script.c_str())};
     for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
     args.push_back(nullptr);
@@ -229,13 +256,13 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
 }
 
 int main(int argc, char** argv) {
-    if (argc > 2 && std::string(argv[1]) == "--measure-perf") {  // the grader's own child (perf.cpp)
-        const Options opt = parse(argc - 2, argv + 2);
-        return measure_performance(std::atoi(argv[2]), opt.bin_dir, opt.ref_bin_dir, !opt.no_baselines);
-    }
+    // A whole class: every argument is batch_grade.py's (--slurm, --index, … are not the grader's own).
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--submissions" || std::string(argv[i]) == "--collect") batch(argc, argv);
-    const Options opt = parse(argc, argv);
+    int measure_task = -1;
+    const Options opt = parse(argc, argv, &measure_task);
+    if (measure_task >= 0)  // the grader's own child (perf.cpp)
+        return measure_performance(measure_task, opt.bin_dir, opt.ref_bin_dir, !opt.no_baselines);
     Rubric rubric;
     try {
         rubric = load_rubric(opt.rubric);

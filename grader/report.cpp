@@ -289,7 +289,7 @@ void write_results_json(const GradeReport& g, const std::string& path) {
                          {"output", fmt::format("harness edited: {}", fmt::join(g.edited_files, ", "))},
                          {"visibility", "visible"},
                          {"extra_data", {{"task", 0}, {"state", "harness edited"}, {"reason", "harness edited"}}}});
-    nlohmann::json ceilings = nlohmann::json::object();  // each timed task's measured roofs (tools/plot_results.py)
+    nlohmann::json ceilings = nlohmann::json::object();  // each timed task's measured roofs (tools/pictures/plot_results.py)
     for (const auto& t : g.tasks)
         if (!t.perf.rows.empty())
             ceilings[std::to_string(t.id)] = {{"gpu", t.perf.gpu}, {"copy_gbps", t.perf.copy_gbps}, {"sgemm_tflops", t.perf.sgemm_tflops}};

@@ -5,7 +5,7 @@
 // halved when causal; timing: events, device synchronised, L2 flushed, warm-up, median (common/cuda/bench.h).
 //   make bench-task4-backward [IMPL=reference] [ARGS="--quick"]     your kernel (or the model solution)
 //   make ladder-task4-backward [ARGS="--quick"]                      every rung of task4/ladder/backward (course staff)
-// --quick: the S=128 shapes only. tools/sdpa_backward.py times torch's float32 SDPA backward (math, efficient) at the
+// --quick: the S=128 shapes only. tools/vs_torch/sdpa_backward.py times torch's float32 SDPA backward (math, efficient) at the
 // same shapes, for the side-by-side table of docs/perf.md.
 #include <fmt/format.h>
 

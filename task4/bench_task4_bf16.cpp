@@ -6,7 +6,7 @@
 //   make ladder-task4-bf16 [ARGS="--quick"]                      every rung of task4/ladder/bf16 (course staff)
 // --quick: the S=1024 shapes only, fewer repetitions; --one: S=4096 D=128 non-causal only (for ncu); the ladder's
 // --only=4,9: the rungs whose name starts with one of these words (one process per rung: a failing rung hides none).
-// tools/sdpa_bf16.py times torch's SDPA backends (flash, cuDNN, efficient) at the same shapes, for the
+// tools/vs_torch/sdpa_bf16.py times torch's SDPA backends (flash, cuDNN, efficient) at the same shapes, for the
 // side-by-side table of docs/perf.md.
 #include <fmt/format.h>
 

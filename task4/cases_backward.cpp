@@ -1,6 +1,6 @@
 // cases_backward.cpp — Task 4's backward bonus (4c), graded on the GPU. Each case calls the forward with lse and
 // checks O and lse, then calls the backward on the expected O and lse (so that it is judged on its own) and checks
-// dV, dK and dQ. Expected values: torch's float64 autograd (golden files, tools/make_goldens.py), the float64 oracle
+// dV, dK and dQ. Expected values: torch's float64 autograd (golden files, tools/goldens/make_goldens.py), the float64 oracle
 // of task4/backward_oracle.h on the CPU (fresh shapes and inputs from GRADER_SEED) and on the GPU (long rows, and the
 // memory case at S = 16384). The tolerance (task4/README.md, "Bonus: the backward pass") is the forward's,
 // |got − want| ≤ 2e-5 + 1e-4·|want|, for O and for every gradient; lse must be +∞ exactly where a row sees no key

@@ -1,6 +1,6 @@
 // cases.cpp — Task 6's graded cases on the GPU: the model of task6/model.h run with the student's
 // attention_forward (prefill, then one token per step with the KV cache), checked three ways.
-//   golden  small models whose weights tools/make_goldens.py rebuilds from the same seeds: every
+//   golden  small models whose weights tools/goldens/make_goldens.py rebuilds from the same seeds: every
 //           step's logits against torch (float64), the run following torch's tokens
 //   oracle  every step's logits and greedy token against a no-cache run that recomputes the whole
 //           sequence with the harness's own attention (fresh weights from GRADER_SEED too)

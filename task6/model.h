@@ -10,7 +10,7 @@
 // every step — the course's baseline) or oracle (no cache: the harness's cuBLAS attention with an
 // exact softmax — the correctness oracle, independent of every student kernel).
 // Weight values: tensor `kind` of layer `l` is uniform(lo, hi) from fill_uniform with seed
-// tensor_seed(seed, l, kind); tools/make_goldens.py makes the same weights for the torch golden.
+// tensor_seed(seed, l, kind); tools/goldens/make_goldens.py makes the same weights for the torch golden.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -46,7 +46,7 @@ struct ModelConfig {
     static ModelConfig course();
 };
 
-// Per-tensor seeds (the same formula in tools/make_goldens.py); layer == layers for the globals.
+// Per-tensor seeds (the same formula in tools/goldens/make_goldens.py); layer == layers for the globals.
 uint64_t tensor_seed(uint64_t seed, int layer, int kind);
 
 // The weights, made once on the GPU and shared by the models that run them (26 GB at the course's size).

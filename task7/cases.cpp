@@ -1,5 +1,5 @@
 // cases.cpp — Task 7's graded cases: GPT-2 on the student's kernels (Tasks 4–6), token for token.
-//   golden  a small random-weight GPT-2 that tools/make_goldens.py writes in Hugging Face's layout,
+//   golden  a small random-weight GPT-2 that tools/goldens/make_goldens.py writes in Hugging Face's layout,
 //           with torch's greedy tokens and every step's logits (float64, no cache) for two prompts
 //   model   the default model (`make model`, or GPT2_DIR) against the reference that `make model`
 //           wrote beside it; the generated text, greedy and sampled, goes into Results.md
@@ -29,7 +29,7 @@ namespace {
 
 using namespace attn;
 
-// The prompts of the exact-match checks: the same text as PROMPTS in tools/llm_reference.py.
+// The prompts of the exact-match checks: the same text as PROMPTS in tools/goldens/llm_reference.py.
 const char* const kCoursePrompt = "What are the advantages of using flashattention kernels in large language model inference?";
 const char* const kSecondPrompt = "And God said unto Moses,";
 

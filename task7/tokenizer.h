@@ -1,7 +1,7 @@
 // tokenizer.h — GPT-2's byte-level BPE tokenizer (given), equal to tiktoken's "gpt2" encoding.
 //
 // Ranks come from a tiktoken file (`base64(token bytes) rank` per line; .deps/gpt2.tiktoken, made by
-// tools/fetch_assets.sh); <|endoftext|> = 50256 is added here. Text is cut into pieces by GPT-2's
+// tools/setup/fetch_assets.sh); <|endoftext|> = 50256 is added here. Text is cut into pieces by GPT-2's
 // regex (PCRE2, Unicode properties), and each piece is merged pair by pair, lowest rank first, as
 // tiktoken does. encode() treats "<|endoftext|>" in the text as ordinary text (tiktoken's
 // encode_ordinary); decode() returns the raw bytes (a token may end inside a UTF-8 character).

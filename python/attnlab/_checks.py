@@ -20,15 +20,16 @@ def tensor(name, x, rank=None, layout=""):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
     if x.dtype != torch.float32:
         raise TypeError(f"{name}: dtype is {x.dtype}; attnlab's kernels take torch.float32 (convert with .float())")
-    if rank is not None and x.dim() != rank:
-        raise ValueError(f"{name}: has {x.dim()} dimensions {tuple(x.shape)}; expected {rank}{' ' + layout if layout else ''}")
-    if rank is None and x.dim() == 0:
+    dims = x.dim()
+    if rank is not None and dims != rank:
+        raise ValueError(f"{name}: has {dims} dimensions {tuple(x.shape)}; expected {rank}{' ' + layout if layout else ''}")
+    if dims == 0:
         raise ValueError(f"{name}: is a 0-dimensional tensor; expected at least one dimension")
-    if any(s > INT_MAX for s in x.shape):
+    if max(x.shape) > INT_MAX:
         raise ValueError(f"{name}: a dimension of {tuple(x.shape)} exceeds 2^31 - 1, the kernels' int sizes")
     if not x.is_contiguous():
         raise ValueError(f"{name}: is not contiguous (shape {tuple(x.shape)}, strides {x.stride()}); pass {name}.contiguous()")
-    if torch.is_grad_enabled() and x.requires_grad:
+    if x.requires_grad and torch.is_grad_enabled():
         raise ValueError(f"{name}: requires grad, but this kernel has no backward (attnlab.attention has one); "
                          f"call under torch.no_grad() or pass {name}.detach()")
 
@@ -36,12 +37,13 @@ def tensor(name, x, rank=None, layout=""):
 def same_device(names, tensors):
     """All on one CUDA device; returns its index."""
     first = tensors[0]
+    index = first.get_device()
     for name, x in zip(names, tensors):
-        if x.device.type != "cuda":
+        if not x.is_cuda:
             raise ValueError(f"{name}: is on {x.device}; attnlab's kernels need a CUDA tensor (move it with .cuda())")
-        if x.device != first.device:
+        if x.get_device() != index:
             raise ValueError(f"{name}: is on {x.device} but {names[0]} is on {first.device}; put them on one device")
-    return first.device.index if first.device.index is not None else torch.cuda.current_device()
+    return index
 
 
 def head_dim(name, D):
@@ -97,7 +99,7 @@ def keys_fit_queries(q, named_k, named_v, layout):
 
 
 def decode(q, k_cache, v_cache, lengths):
-    """q [B, H, 1, D], caches [B, H, max_seq, D]; returns (device, [length per batch row])."""
+    """q [B, H, 1, D], caches [B, H, max_seq, D]; returns (device, lengths: one int for every row, or a list of B)."""
     tensor("q", q, 4, "[batch, heads, 1, head_dim]")
     for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
         tensor(name, x, 4, "[batch, heads, max_seq, head_dim]")
@@ -106,12 +108,24 @@ def decode(q, k_cache, v_cache, lengths):
         raise ValueError(f"q: shape {tuple(q.shape)} has {one} queries; decode takes one per sequence, [batch, heads, 1, head_dim]")
     keys_fit_queries(q, ("k_cache", k_cache), ("v_cache", v_cache), "[batch, heads, max_seq, head_dim]")
     head_dim("q", D)
-    per_row = lengths_list(lengths, B, k_cache.shape[2])
-    return same_device(("q", "k_cache", "v_cache"), (q, k_cache, v_cache)), per_row
+    lengths = lengths_of(lengths, B, k_cache.shape[2])
+    return same_device(("q", "k_cache", "v_cache"), (q, k_cache, v_cache)), lengths
 
 
-def lengths_list(lengths, B, max_seq):
-    """`lengths`: one int for every sequence, or B of them (a list, tuple or 1-D integer tensor)."""
+def length(x, max_seq, b=None):
+    """One valid length, 1 … max_seq, as an int (`b`: the sequence it is for, in the message)."""
+    if isinstance(x, bool) or not hasattr(x, "__index__"):
+        raise TypeError(f"lengths: {x!r} is a {type(x).__name__}; expected ints")
+    n = operator.index(x)
+    if n < 1 or n > max_seq:
+        where = f" (sequence {b})" if b is not None else ""
+        raise ValueError(f"lengths: {n}{where} is outside 1 … max_seq ({max_seq}), the cache's third dimension")
+    return n
+
+
+def lengths_of(lengths, B, max_seq):
+    """`lengths`: one int for every sequence, or B of them (a list, tuple or 1-D integer tensor). Returns one int
+    when every sequence has the same length (one kernel call), else the list."""
     if isinstance(lengths, torch.Tensor):
         if lengths.dtype.is_floating_point or lengths.dtype == torch.bool or lengths.dtype.is_complex:
             raise TypeError(f"lengths: dtype is {lengths.dtype}; expected integers")
@@ -123,17 +137,14 @@ def lengths_list(lengths, B, max_seq):
     elif isinstance(lengths, (list, tuple)):
         values = list(lengths)
     else:
-        values = [lengths] * B
+        return length(lengths, max_seq, 0 if B else None)
     for x in values:
         if isinstance(x, bool) or not hasattr(x, "__index__"):
             raise TypeError(f"lengths: {x!r} is a {type(x).__name__}; expected ints")
-    values = [operator.index(x) for x in values]
     if len(values) != B:
         raise ValueError(f"lengths: {len(values)} given for a batch of {B}; give one int or one per sequence")
-    for b, n in enumerate(values):
-        if n < 1 or n > max_seq:
-            raise ValueError(f"lengths: {n} (sequence {b}) is outside 1 … max_seq ({max_seq}), the cache's third dimension")
-    return values
+    values = [length(x, max_seq, b) for b, x in enumerate(values)]
+    return values[0] if values and values.count(values[0]) == B else values
 
 
 def softmax(x):

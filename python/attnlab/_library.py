@@ -1,33 +1,36 @@
 """Finds and loads libattnlab.so (python/bridge.cpp) with ctypes, once, on the first kernel call.
 
-Which library: $ATTNLAB_LIB when set, else build/<impl>/python/libattnlab.so in this repository with
-<impl> from $ATTNLAB_IMPL (default "skeleton", as the Makefile's IMPL). Build it with
-`make python IMPL=<impl>`. Nothing here runs at import time, so argument checks work on a machine
-with neither the library nor a GPU.
+Which library, the first that applies:
+  1. $ATTNLAB_LIB, a path;
+  2. libattnlab.so inside this package: the wheel `make python` writes carries the library it was built with;
+  3. build/<impl>/python/libattnlab.so of the repository this package sits in (an editable install,
+     `pip install -e python/`, or PYTHONPATH=python), <impl> from $ATTNLAB_IMPL (default "skeleton", as the
+     Makefile's IMPL). Build it with `make python IMPL=<impl>`.
+Nothing here runs at import time, so argument checks work on a machine with neither the library nor a GPU.
 """
 import ctypes
 import os
 import threading
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ABI_VERSION = 2  # python/bridge.cpp's attnlab_abi_version()
-_ERR_LEN = 2048
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(PACKAGE))  # the repository, when the package is python/attnlab in one
+ABI_VERSION = 3  # python/bridge.cpp's attnlab_abi_version()
+_ERR_LEN = 4096
 
 _lock = threading.Lock()
 _lib = None
+_fns = None  # "attention" → the library's attnlab_attention, … (set once, read without the lock)
 
 _P, _I = ctypes.c_void_p, ctypes.c_int
-_BUF = (ctypes.c_char_p, _I)
-_SIGNATURES = {
-    "attnlab_attention": (_I, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I) + _BUF,
-    "attnlab_attention_lse": (_I, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I) + _BUF,
-    "attnlab_attention_backward": (_I, _P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I) + _BUF,
-    "attnlab_decode": (_I, _P, _P, _P, _P, _I, _I, _I, _I, _I) + _BUF,
-    "attnlab_softmax": (_I, _P, _P, _I, _I) + _BUF,
-    "attnlab_gemm_nn": (_I, _P, _P, _P, _I, _I, _I, _I) + _BUF,
-    "attnlab_gemm_nt": (_I, _P, _P, _P, _I, _I, _I, _I) + _BUF,
-    "attnlab_synchronize": (_I,) + _BUF,
-    "attnlab_device_count": _BUF,
+_SIGNATURES = {  # after (device, stream): python/bridge.cpp's arguments
+    "attention": (_P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
+    "attention_lse": (_P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
+    "attention_backward": (_P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
+    "decode": (_P, _P, _P, _P, _I, _I, _I, _I, _I),
+    "decode_rows": (_P, _P, _P, _P, _I, _I, _I, _P, _I),
+    "softmax": (_P, _P, _I, _I),
+    "gemm_nn": (_P, _P, _P, _I, _I, _I, _I),
+    "gemm_nt": (_P, _P, _P, _I, _I, _I, _I),
 }
 
 
@@ -36,26 +39,35 @@ def library_path():
     env = os.environ.get("ATTNLAB_LIB")
     if env:
         return env, "ATTNLAB_LIB"
+    packaged = os.path.join(PACKAGE, "libattnlab.so")
+    if os.path.isfile(packaged):
+        return packaged, "in the package"
     impl = os.environ.get("ATTNLAB_IMPL", "skeleton")
     return os.path.join(ROOT, "build", impl, "python", "libattnlab.so"), f"IMPL={impl}"
 
 
 def load():
     """The loaded library (ctypes.CDLL), loading it on the first call."""
-    global _lib
+    return _load()[0]
+
+
+def _load():
+    global _lib, _fns
     with _lock:
         if _lib is not None:
-            return _lib
+            return _lib, _fns
         path, how = library_path()
         if not os.path.isfile(path):
             impl = os.environ.get("ATTNLAB_IMPL", "skeleton")
             raise FileNotFoundError(
                 f"attnlab: no bridge library at {path} ({how}); run `make python IMPL={impl}` in {ROOT} "
                 f"(ATTNLAB_IMPL picks skeleton or reference), or set ATTNLAB_LIB to a libattnlab.so")
-        # Task 4's launcher reads its tile table from task4/tuning.json: point it there, whatever the cwd.
-        tuning = os.path.join(ROOT, "task4", "tuning.json")
-        if os.path.isfile(tuning):
-            os.environ.setdefault("ATTNLAB_TASK4_TUNING", tuning)
+        # Task 4's launcher reads its tile table from task4/tuning.json (a wheel carries a copy): point it there,
+        # whatever the cwd.
+        for tuning in (os.path.join(os.path.dirname(path), "tuning.json"), os.path.join(ROOT, "task4", "tuning.json")):
+            if os.path.isfile(tuning):
+                os.environ.setdefault("ATTNLAB_TASK4_TUNING", tuning)
+                break
         try:
             lib = ctypes.CDLL(path)
         except OSError as e:
@@ -65,11 +77,16 @@ def load():
             raise RuntimeError(f"attnlab: {path} has interface version {lib.attnlab_abi_version()}, this package "
                                f"expects {ABI_VERSION}; rebuild it with `make python`")
         lib.attnlab_impl.restype = ctypes.c_char_p
+        lib.attnlab_last_error.argtypes, lib.attnlab_last_error.restype = [ctypes.c_char_p, _I], _I
+        lib.attnlab_device_count.argtypes, lib.attnlab_device_count.restype = [], _I
+        lib.attnlab_synchronize.argtypes, lib.attnlab_synchronize.restype = [_I], _I
+        fns = {}
         for name, argtypes in _SIGNATURES.items():
-            fn = getattr(lib, name)
-            fn.argtypes, fn.restype = list(argtypes), ctypes.c_int
-        _lib = lib
-        return lib
+            fn = getattr(lib, "attnlab_" + name)
+            fn.argtypes, fn.restype = [_I, _P] + list(argtypes), _I
+            fns[name] = fn
+        _lib, _fns = lib, fns
+        return lib, fns
 
 
 def impl():
@@ -77,22 +94,28 @@ def impl():
     return load().attnlab_impl().decode()
 
 
-def call(name, *args):
-    """Calls attnlab_<name>(*args, err, len); a nonzero return raises RuntimeError with the C++ message."""
+def last_error(what):
+    """This thread's last message from the library."""
     err = ctypes.create_string_buffer(_ERR_LEN)
-    rc = getattr(load(), "attnlab_" + name)(*args, err, _ERR_LEN)
-    if rc != 0:
-        raise RuntimeError(err.value.decode("utf-8", "replace") or f"attnlab_{name} failed (no message)")
-    return rc
+    load().attnlab_last_error(err, _ERR_LEN)
+    return err.value.decode("utf-8", "replace") or f"{what} failed (no message)"
+
+
+def call(name, device, stream, *args):
+    """attnlab_<name>(device, stream, *args): the kernel launched on the legacy default stream of `device`, ordered
+    with `stream` (torch's current one: _streams.current) in the same C call; a nonzero return raises RuntimeError
+    with the C++ message."""
+    fns = _fns or _load()[1]
+    if fns[name](device, stream, *args):
+        raise RuntimeError(last_error("attnlab_" + name))
 
 
 def device_count():
     """CUDA devices the library's runtime sees (0 when it sees none: no driver, no GPU)."""
-    err = ctypes.create_string_buffer(_ERR_LEN)
-    n = load().attnlab_device_count(err, _ERR_LEN)
-    return max(n, 0)
+    return max(load().attnlab_device_count(), 0)
 
 
 def synchronize(device):
     """Waits for the library's kernels on `device`; a fault inside one raises RuntimeError."""
-    call("synchronize", device)
+    if load().attnlab_synchronize(device):
+        raise RuntimeError(last_error("attnlab_synchronize"))

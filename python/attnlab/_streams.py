@@ -1,31 +1,18 @@
-"""Orders the bridge's kernels with torch's current CUDA stream.
+"""Torch's current CUDA stream on a device, as the handle the bridge's calls take (0: the legacy default stream).
 
-The task interfaces launch on the legacy default stream (stream 0 of the device), torch's "default
-stream". When torch's current stream is that one, nothing is needed: work is ordered as issued.
-When it is another stream (inside `with torch.cuda.stream(s):`), the default stream first waits for
-everything queued on the current stream (the inputs are ready), and after the launch the current
-stream waits for the default stream (later work and frees on it see the outputs). Both waits are
-stream-to-stream (events): the host does not block. A CUDA graph capture cannot include these
-launches: that is refused with an error rather than captured wrong.
+The task interfaces launch on the legacy default stream, torch's "default stream". python/bridge.cpp orders
+each launch with the stream passed here in the same C call: when it is another stream (inside
+`with torch.cuda.stream(s):`), the default stream first waits for everything queued on it, and it waits for the
+default stream after the launch; stream-to-stream waits on an event, the host does not block. A stream being
+captured into a CUDA graph is refused with an error rather than captured wrong.
 """
-import contextlib
-
 import torch
 
+_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # the handle alone, without a torch.cuda.Stream object
 
-@contextlib.contextmanager
-def ordered_with_current_stream(device):
-    capturing = getattr(torch.cuda, "is_current_stream_capturing", lambda: False)
-    if capturing():
-        raise RuntimeError("attnlab: cannot run inside a CUDA graph capture: the kernels launch on the legacy "
-                           "default stream, which a capture does not record")
-    current = torch.cuda.current_stream(device)
-    default = torch.cuda.default_stream(device)
-    if current == default:
-        yield
-        return
-    default.wait_stream(current)
-    try:
-        yield
-    finally:  # also after a failed call: whatever it launched is ordered before the current stream's next work
-        current.wait_stream(default)
+
+def current(device):
+    """The cudaStream_t (an int) of torch's current stream on CUDA device index `device`."""
+    if _raw is not None:
+        return _raw(device)
+    return torch.cuda.current_stream(device).cuda_stream

@@ -1,7 +1,7 @@
 """Task 4's backward bonus (4c, task4/task4_backward.h) on torch tensors: the forward that also returns
 each row's log-sum-exp, and FlashAttention-2's backward. Bare kernels, no autograd of their own.
 
-    import attnlab                                          # make python IMPL=… first
+    import attnlab                                          # make python IMPL=…, pip install -e python/ first
     o, lse = attnlab.attention_with_lse(q, k, v, causal=True)
     dq, dk, dv = attnlab.attention_backward(q, k, v, o, dout, lse, causal=True)
     q.requires_grad_(); attnlab.attention(q, k, v, causal=True).sum().backward()    # the same, through autograd
@@ -9,13 +9,13 @@ each row's log-sum-exp, and FlashAttention-2's backward. Bare kernels, no autogr
 attnlab.attention runs these when its inputs require grad (python/attnlab/op.py registers them as the
 operators attnlab::attention_with_lse and attnlab::attention_backward, with the autograd formula
 between them); called directly they refuse inputs that require grad, as every bare kernel does.
-Checks, errors and stream ordering as in ops.py. A student's skeleton raises RuntimeError naming the
+Checks, errors and stream ordering (one C call each) as in ops.py. A student's skeleton raises RuntimeError naming the
 TODO until 4c is written; attnlab.attention without gradients needs only Task 4.
 """
 import torch
 
 from . import _checks, _library
-from ._streams import ordered_with_current_stream
+from ._streams import current as current_stream
 
 
 def attention_with_lse(q, k, v, causal=False):
@@ -25,11 +25,9 @@ def attention_with_lse(q, k, v, causal=False):
     B, H, Sq, D = q.shape
     o = torch.empty_like(q)
     lse = q.new_empty((B, H, Sq))
-    if B * H * Sq == 0:
-        return o, lse
-    with ordered_with_current_stream(q.device):
-        _library.call("attention_lse", device, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
-                      B, H, Sq, k.shape[2], D, int(causal))
+    if B * H * Sq:
+        _library.call("attention_lse", device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                      lse.data_ptr(), B, H, Sq, k.shape[2], D, int(causal))
     return o, lse
 
 
@@ -44,8 +42,7 @@ def attention_backward(q, k, v, o, dout, lse, causal=False):
         return dq, dk, dv
     if Sq == 0:  # no query: nothing reaches any key
         return dq, dk.zero_(), dv.zero_()
-    with ordered_with_current_stream(q.device):
-        _library.call("attention_backward", device, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                      dout.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), B, H, Sq, Sk, D,
-                      int(causal))
+    _library.call("attention_backward", device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                  o.data_ptr(), dout.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), B, H, Sq, Sk,
+                  D, int(causal))
     return dq, dk, dv

@@ -1,20 +1,23 @@
 """The bridge's functions on torch tensors: attention (Task 4), decode (Task 5), softmax and gemm (Task 2).
 
-    import attnlab                                  # PYTHONPATH=python; make python IMPL=… first
+    import attnlab                                  # pip install -e python/ (or make python's wheel); make python IMPL=… first
     o = attnlab.attention(q, k, v, causal=True)     # q [B, H, Sq, D], k, v [B, H, Sk, D], float32, CUDA
 
 Every function checks its arguments first (TypeError / ValueError naming the argument), allocates
 its output with torch on the inputs' device, and calls the student's (or the reference's) kernel
-through libattnlab.so; an error the C++ side reports (a TODO not written yet, a CUDA error) is
-raised as RuntimeError with its message. The kernels run on the legacy default stream, ordered with
-torch's current stream (see _streams.py): results are safe to use on the current stream at once,
-without a host synchronisation. attention has a backward (Task 4c, through the operator
-attnlab::attention: op.py, backward.py); the others have none and refuse inputs that require grad.
+through libattnlab.so in one C call; an error the C++ side reports (a TODO not written yet, a CUDA
+error) is raised as RuntimeError with its message. The kernels run on the legacy default stream,
+ordered with torch's current stream by that same call (see _streams.py): results are safe to use on
+the current stream at once, without a host synchronisation. attention has a backward (Task 4c, through
+the operator attnlab::attention: op.py, backward.py); the others have none and refuse inputs that
+require grad.
 """
+import ctypes
+
 import torch
 
 from . import _checks, _library
-from ._streams import ordered_with_current_stream
+from ._streams import current as current_stream
 
 
 def attention(q, k, v, causal=False):
@@ -35,13 +38,16 @@ def attention(q, k, v, causal=False):
     return attention_kernel(q, k, v, causal)
 
 
-def _op_needed(*tensors):
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)  # torch < 2.3: never
+
+
+def _op_needed(q, k, v):
     """Through the operator (op.py) when autograd must record the call or torch.compile is tracing it;
     otherwise straight to the kernel (no dispatcher in the way of Task 4's timings)."""
-    compiler = getattr(torch, "compiler", None)
-    if compiler is not None and getattr(compiler, "is_compiling", lambda: False)():
+    if _is_compiling():
         return True
-    return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors)
+    return (getattr(q, "requires_grad", False) or getattr(k, "requires_grad", False)
+            or getattr(v, "requires_grad", False)) and torch.is_grad_enabled()
 
 
 def attention_kernel(q, k, v, causal=False):
@@ -49,10 +55,8 @@ def attention_kernel(q, k, v, causal=False):
     device = _checks.attention(q, k, v, causal)
     B, H, Sq, D = q.shape
     o = torch.empty_like(q)
-    if B * H * Sq == 0:
-        return o
-    with ordered_with_current_stream(q.device):
-        _library.call("attention", device, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+    if B * H * Sq:
+        _library.call("attention", device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
                       B, H, Sq, k.shape[2], D, int(causal))
     return o
 
@@ -65,20 +69,17 @@ def decode(q, k_cache, v_cache, lengths):
     Task 5's interface), or one per sequence (list, tuple or 1-D integer tensor; a tensor is read to
     the host) — then the kernel runs once per sequence. Returns o [B, H, 1, D].
     """
-    device, per_row = _checks.decode(q, k_cache, v_cache, lengths)
+    device, lengths = _checks.decode(q, k_cache, v_cache, lengths)
     B, H, _, D = q.shape
     max_seq = k_cache.shape[2]
     o = torch.empty_like(q)
     if B * H == 0:
         return o
-    with ordered_with_current_stream(q.device):
-        if len(set(per_row)) == 1:
-            _library.call("decode", device, q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), o.data_ptr(),
-                          B, H, max_seq, per_row[0], D)
-        else:  # Task 5 takes one length: one call per sequence, each on its own rows of q, caches and o
-            for b, n in enumerate(per_row):
-                _library.call("decode", device, q[b].data_ptr(), k_cache[b].data_ptr(), v_cache[b].data_ptr(),
-                              o[b].data_ptr(), 1, H, max_seq, n, D)
+    args = (q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), o.data_ptr(), B, H, max_seq)
+    if isinstance(lengths, int):
+        _library.call("decode", device, current_stream(device), *args, lengths, D)
+    else:  # Task 5 takes one length: the library runs it once per sequence, on its own rows, in one call
+        _library.call("decode_rows", device, current_stream(device), *args, (ctypes.c_int * B)(*lengths), D)
     return o
 
 
@@ -88,10 +89,8 @@ def softmax(x):
     out = torch.empty_like(x)
     cols = x.shape[-1]
     rows = x.numel() // cols
-    if rows == 0:
-        return out
-    with ordered_with_current_stream(x.device):
-        _library.call("softmax", device, x.data_ptr(), out.data_ptr(), rows, cols)
+    if rows:
+        _library.call("softmax", device, current_stream(device), x.data_ptr(), out.data_ptr(), rows, cols)
     return out
 
 
@@ -110,9 +109,8 @@ def gemm(a, b, transpose_b=False):
         return c
     if K == 0:
         return c.zero_()
-    with ordered_with_current_stream(a.device):
-        _library.call("gemm_nt" if transpose_b else "gemm_nn", device, a.data_ptr(), b.data_ptr(), c.data_ptr(),
-                      batch, M, N, K)
+    _library.call("gemm_nt" if transpose_b else "gemm_nn", device, current_stream(device), a.data_ptr(), b.data_ptr(),
+                  c.data_ptr(), batch, M, N, K)
     return c
 
 

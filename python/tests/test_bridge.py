@@ -3,7 +3,8 @@
 CPU torch tensors; the attnlab operators' registration and fake kernels; the autograd wiring of
 attnlab.attention (its kernels replaced by float64 torch on the CPU: the wiring is tested, not the
 kernels); the hf adapter's refusals; how a missing library and a C++ error are reported; that `make
-python` builds; and tools/train_attnlab.py end to end in its CPU test mode.
+python` builds, and that the package installs (`pip install -e python/`, and the wheel) and finds its
+library without PYTHONPATH; and tools/vs_torch/train_attnlab.py end to end in its CPU test mode.
 
     /usr/bin/python3 python/tests/test_bridge.py [-v]       # from the repository root
 
@@ -177,6 +178,14 @@ class DecodeChecks(Raises):
 
     def test_device(self):  # per-sequence lengths as a tensor, all valid: only the device is wrong
         self.check(ValueError, ["q:", "is on cpu"], attnlab.decode, self.q, self.kc, self.kc, torch.tensor([3, 16]))
+
+    def test_one_length_one_call(self):  # the lengths the library gets: one int (one launch) unless they differ
+        from attnlab import _checks
+        self.assertEqual(_checks.lengths_of(5, 2, 16), 5)
+        self.assertEqual(_checks.lengths_of([7, 7], 2, 16), 7)
+        self.assertEqual(_checks.lengths_of(torch.tensor(9), 3, 16), 9)
+        self.assertEqual(_checks.lengths_of((3, 16), 2, 16), [3, 16])
+        self.assertEqual(_checks.lengths_of(torch.tensor([1, 2, 2]), 3, 16), [1, 2, 2])
 
 
 class SoftmaxGemmChecks(Raises):
@@ -475,7 +484,7 @@ assert attnlab.impl() == {IMPL!r}, attnlab.impl()
 # head_dim 80 with null pointers: refused by the launcher, or (no GPU) by cudaSetDevice — either way a message
 for name, args in (("attention", (None,) * 4), ("attention_lse", (None,) * 5), ("attention_backward", (None,) * 9)):
     try:
-        _library.call(name, 0, *args, 1, 1, 4, 4, 80, 0)
+        _library.call(name, 0, 0, *args, 1, 1, 4, 4, 80, 0)
     except RuntimeError as e:
         print("RuntimeError:", e)
 """
@@ -485,17 +494,64 @@ for name, args in (("attention", (None,) * 4), ("attention_lse", (None,) * 5), (
         for who in ("flash_attention_forward", "flash_attention_forward_lse", "flash_attention_backward"):
             self.assertIn(f"RuntimeError: {who}:", run.stdout)
         lib = ctypes.CDLL(path)
-        for name in _library._SIGNATURES:
-            self.assertTrue(hasattr(lib, name), name)
+        for name in list(_library._SIGNATURES) + ["abi_version", "impl", "last_error", "device_count", "synchronize"]:
+            self.assertTrue(hasattr(lib, "attnlab_" + name), name)
+
+
+class Package(unittest.TestCase):
+    """python/pyproject.toml: `pip install -e python/` and the wheel `make python` writes, each into a fresh venv
+    (Debian's torch seen through --system-site-packages), offline; `import attnlab` there without PYTHONPATH finds
+    its library: the checkout's build/<impl>/python/libattnlab.so, or the one inside the wheel."""
+
+    @classmethod
+    def setUpClass(cls):
+        run = subprocess.run(["make", "--no-print-directory", "python", f"IMPL={IMPL}"], cwd=ROOT, capture_output=True, text=True)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    def install(self, *what):
+        """A venv with `what` pip-installed into it; returns its python."""
+        import tempfile
+        venv = tempfile.mkdtemp(prefix="attnlab-venv-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", venv])
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], check=True)
+        python = os.path.join(venv, "bin", "python")
+        run = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--disable-pip-version-check",
+                              "--no-deps", "--no-index", "--no-build-isolation", *what], cwd=ROOT, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stdout[-2000:] + run.stderr[-2000:])
+        return python
+
+    def where(self, python, impl="no-such-impl"):
+        """(library path, how chosen, the package's file) as `import attnlab` sees them from / without PYTHONPATH."""
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ATTNLAB_LIB")}
+        env["ATTNLAB_IMPL"] = impl
+        run = subprocess.run([python, "-c", "import attnlab; print(*attnlab.library_path(), attnlab.impl(), attnlab.__file__, sep='|')"],
+                             cwd="/", env=env, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        return run.stdout.strip().split("|")
+
+    def test_editable_install_finds_the_checkouts_library(self):
+        path, how, impl, module = self.where(self.install("-e", "python/"), impl=IMPL)
+        self.assertEqual((path, how, impl), (os.path.join(ROOT, "build", IMPL, "python", "libattnlab.so"), f"IMPL={IMPL}", IMPL))
+        self.assertEqual(module, os.path.join(ROOT, "python", "attnlab", "__init__.py"))
+
+    def test_wheel_carries_its_library(self):
+        wheels = [f for f in os.listdir(os.path.join(ROOT, "build", IMPL, "python", "dist")) if f.endswith(".whl")]
+        self.assertEqual(len(wheels), 1, wheels)
+        self.assertRegex(wheels[0], r"^attnlab-[0-9.]+-py3-none-linux_[a-z0-9_]+\.whl$")  # a platform wheel: a .so inside
+        python = self.install(os.path.join("build", IMPL, "python", "dist", wheels[0]))
+        path, how, impl, module = self.where(python)  # ATTNLAB_IMPL names nothing here: the wheel's own library is used
+        self.assertEqual((how, impl), ("in the package", IMPL))
+        self.assertEqual(os.path.dirname(path), os.path.dirname(module))
+        self.assertFalse(module.startswith(os.path.join(ROOT, "python")), module)
 
 
 class TrainOnYourKernels(unittest.TestCase):
-    """tools/train_attnlab.py (make train-attnlab): its model is train_model.py's, its verdict can say both
+    """tools/vs_torch/train_attnlab.py (make train-attnlab): its model is train_model.py's, its verdict can say both
     things, and its CPU test mode runs end to end (the three runs, the JSON, the picture, --plot)."""
 
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        sys.path.insert(0, os.path.join(ROOT, "tools", "vs_torch"))
         import train_attnlab
         cls.ta = train_attnlab
 
@@ -534,7 +590,7 @@ class TrainOnYourKernels(unittest.TestCase):
         import tempfile
         out = tempfile.mkdtemp(prefix="train-attnlab-")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, ".deps", "py"), os.environ.get("PYTHONPATH", "")]))
-        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "train_attnlab.py"), "--test", "--out", out],
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "vs_torch", "train_attnlab.py"), "--test", "--out", out],
                              env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(run.returncode, 0, run.stdout[-3000:] + run.stderr[-3000:])
         self.assertIn("AGREE", run.stdout)
@@ -553,18 +609,18 @@ class TrainOnYourKernels(unittest.TestCase):
             return
         self.assertGreater(os.path.getsize(os.path.join(out, "train_attnlab.png")), 10000)
         png = os.path.join(out, "again.png")
-        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "train_attnlab.py"), "--plot",
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "vs_torch", "train_attnlab.py"), "--plot",
                               os.path.join(out, "train_attnlab.json"), "--png", png], capture_output=True, text=True)
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])
         self.assertTrue(os.path.isfile(png))
 
 
 class SpeedupsIntoResults(unittest.TestCase):
-    """tools/torch_speedups.py's tables go into the Task 4 and Task 5 sections of a graded Results.md,
+    """tools/vs_torch/torch_speedups.py's tables go into the Task 4 and Task 5 sections of a graded Results.md,
     replacing an earlier run's, leaving the rest as it was."""
 
     def test_put_section(self):
-        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        sys.path.insert(0, os.path.join(ROOT, "tools", "vs_torch"))
         import torch_speedups as ts
         md = "# Results\n\n## Task 4 — fused (4 / 4)\n\n| case |\n\n## Task 5 — decode (4 / 4)\n\ntext 5\n\n## Pictures\n"
         once = ts.put_section(md, 4, ts.HEADING + "\n\nrun 1")

@@ -8,7 +8,7 @@ a Hugging Face GPT-2 training step against eager attention.
     ATTNLAB_IMPL=reference /usr/bin/python3 python/tests/test_bridge_gpu.py [-v]   # make python IMPL=reference first
 
 Without a CUDA device (or without the library) it prints "skipped: no CUDA device (…)" and exits
-77, the "skipped" of tools/run_tests.sh: nothing here is ever counted as passed without a GPU.
+77, the "skipped" of tools/ci/run_tests.sh: nothing here is ever counted as passed without a GPU.
 """
 import os
 import sys
@@ -137,6 +137,19 @@ class OnGpu(unittest.TestCase):
             o = attnlab.attention(q, k, v, causal=True) * 1.0
         torch.cuda.synchronize()
         self.close(o, oracle(q, k, v, True), "attention on a side stream")
+
+    def test_graph_capture_refused(self):  # the legacy default stream cannot be captured: an error, never a wrong graph
+        q = torch.randn(1, 2, 8, 32, device="cuda")
+        graph = torch.cuda.CUDAGraph()
+        with self.assertRaises(RuntimeError) as cm:
+            with torch.cuda.graph(graph):
+                attnlab.attention(q, q, q)
+        chain, e = [], cm.exception  # ours, or ours under the one ending the capture raised
+        while e is not None:
+            chain.append(str(e))
+            e = e.__context__
+        self.assertTrue(any("CUDA graph capture" in m for m in chain), chain)
+        self.close(attnlab.attention(q, q, q), oracle(q, q, q, False), "attention after a refused capture")
 
     def test_op_and_compile(self):
         q, k, v = (torch.randn(2, 4, 100, 64, device="cuda") for _ in range(3))

@@ -9,7 +9,7 @@
 // --top: the reference and the 3xTF32 rungs only (flash_tf32.cuh), and two more tables:
 //   accuracy   each one's output against attention in float64 on the same inputs (accuracy_f64.cuh): max |diff|
 //              and relative L2, on the ragged shapes and the course's (at S=4096: 8 heads, every 32nd row)
-//   stream     each timed the way tools/torch_course_shapes.py --stream times torch: CUDA events recorded on the
+//   stream     each timed the way tools/vs_torch/torch_course_shapes.py --stream times torch: CUDA events recorded on the
 //              stream around one call, behind a 512 MB write that flushes L2 and covers the host's launch, no host
 //              synchronisation between them; median. The same method on both sides, for a side-by-side reading
 //              at the small shapes, where launch costs are a large part of the Bencher's time.

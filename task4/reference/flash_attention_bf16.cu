@@ -2,7 +2,7 @@
 //
 // Build and run:  make task4-bf16                 (your skeleton: the bonus tests; on a GPU)
 //                 make task4-bf16 IMPL=reference  (the model solution)
-//                 make bench-task4-bf16           (TFLOP/s on a GPU; tools/sdpa_bf16.py times torch beside it)
+//                 make bench-task4-bf16           (TFLOP/s on a GPU; tools/vs_torch/sdpa_bf16.py times torch beside it)
 // Inputs and output are bf16, the softmax statistics and every accumulation float32. Needs sm_80 or
 // newer (bf16 tensor cores); on an older GPU the call throws std::runtime_error saying so.
 // task4/README.md ("Bonus: bf16 on tensor cores") gives the plan, the tolerance and the ladder.
@@ -16,291 +16,31 @@
 #include "common/cuda/cuda_check.h"
 #include "common/todo.h"
 #include "task4/task4_bf16.h"
+#if SOLUTION
+#include "task4/reference/bf16_mma.cuh"
+#endif
 
 namespace task4 {
 
 #if SOLUTION
-// ------------------------------------------------------------------------------------------------
-// On Hopper (compute capability 9.0) the entry point below hands the call to hopper_forward
-// (flash_attention_bf16_sm90.cu: the ladder's rung 10, wgmma + TMA + warp specialisation). Elsewhere, two kernels.
-// flash_bf16_kernel (the ladder's rungs 2 and 3, below) and flash_bf16_fa2_kernel (rung 4, further
-// down: the reference since 2026-11-22, 361 TFLOP/s at B=4 H=16 S=4096 D=128 on an H100 against torch FA2's 359
-// in the same run; docs/perf.md). Both are FlashAttention-2's forward with mma.sync.aligned.m16n8k16 (bf16 in,
-// fp32 out); rung 4 differs in the rows a warp owns and in how addresses are formed (its own header says why).
-// Rungs 2 and 3: a block of WARPS warps owns BR = 16·WARPS query rows of one (batch, head); warp w owns rows
-// 16w … 16w+15 and keeps, in registers, for the whole kernel:
-//   qf[D/16][4]   its Q rows as mma A fragments (loaded once with ldmatrix)
-//   of[D/8][4]    its output rows as mma C fragments (fp32)
-//   m[2], l[2]    the running max (log2 units) and this thread's share of the running sum, for the
-//                 two rows it touches: g = lane/4 and g+8 (C fragment layout of m16n8)
-// Per key tile of BC keys: S = Q·Kᵀ into sf[BC/8][4] (B fragments of K by ldmatrix: K rows are the
-// columns of Kᵀ), the online softmax on sf in registers (row max over the 4 lanes of a quad), then
-// O += P·V with P taken straight from sf (the C layout of two n8 blocks is the A layout of one k16
-// block) rounded to bf16, V's B fragments by ldmatrix.trans. The scores never leave the registers.
-// PIPELINED (the reference): K and V tiles in shared memory are XOR-swizzled (16-byte chunk c of
-// row r lives at chunk c ^ (r mod 8), so the 8 rows an ldmatrix reads hit 8 different bank groups)
-// and double-buffered with cp.async (tile j+1 is in flight while tile j is computed). Without it
-// (the ladder's mma.sync rung): plain rows, one buffer, synchronous 16-byte loads.
-// ------------------------------------------------------------------------------------------------
 namespace bf16_detail {
 
-struct Params {
-    const __nv_bfloat16 *q, *k, *v;
-    __nv_bfloat16* o;
-    int Sq, Sk;
-    bool causal;
-    float scale_log2;  // log2(e)/√D: exp(x/√D) = exp2(x · scale_log2)
-};
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
-}
-// c += a·b, m16n8k16, a row-major (16×16 bf16), b column-major (16×8 bf16), c fp32
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-    __trap();  // bf16 mma needs sm_80; the host side refuses older GPUs before launching
-#endif
-}
-__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x (low 16 bits) = lo
-    return *reinterpret_cast<const unsigned*>(&h);
-}
-
-// Element offset of 16-byte chunk `chunk` of row `row` in a [rows][D] bf16 tile.
-template <int D, bool SWIZZLE>
-__device__ __forceinline__ int tile_offset(int row, int chunk) {
-    return row * D + (SWIZZLE ? (chunk ^ (row & 7)) : chunk) * 8;
-}
-
-// ROWS rows of a [len, D] matrix from row0 into a tile (zeros past len).
-template <int D, int ROWS, int THREADS, bool ASYNC>
-__device__ __forceinline__ void load_tile(__nv_bfloat16* tile, const __nv_bfloat16* src, int row0, int len) {
-    constexpr int CPR = D / 8, CHUNKS = ROWS * CPR;
-#pragma unroll
-    for (int c = threadIdx.x; c < CHUNKS; c += THREADS) {
-        const int r = c / CPR, ch = c % CPR;
-        const bool valid = row0 + r < len;
-        const __nv_bfloat16* s = src + size_t(valid ? row0 + r : 0) * D + ch * 8;
-        __nv_bfloat16* d = tile + tile_offset<D, ASYNC>(r, ch);
-        if constexpr (ASYNC) {
-            cp_async16(smem_u32(d), s, valid);
-        } else {
-            *reinterpret_cast<uint4*>(d) = valid ? *reinterpret_cast<const uint4*>(s) : make_uint4(0, 0, 0, 0);
-        }
-    }
-}
-
-template <int D, int WARPS, int BC, bool PIPELINED>
-__global__ void __launch_bounds__(WARPS * 32) flash_bf16_kernel(Params p) {
-    constexpr int BR = 16 * WARPS, THREADS = WARPS * 32, STAGES = PIPELINED ? 2 : 1;
-    constexpr int DK = D / 16, DN = D / 8, NB = BC / 8, KB = BC / 16;
-    extern __shared__ __align__(128) unsigned char smem_raw[];
-    __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(smem_raw);
-    __nv_bfloat16* Ks = Qs + BR * D;              // STAGES × [BC][D]
-    __nv_bfloat16* Vs = Ks + STAGES * BC * D;     // STAGES × [BC][D]
-
-    const int row_blocks = gridDim.y;
-    const int rb = p.causal ? row_blocks - 1 - int(blockIdx.y) : int(blockIdx.y);  // causal: longest rows first
-    const int r0 = rb * BR;
-    const size_t bh = blockIdx.x;
-    const __nv_bfloat16* q = p.q + bh * p.Sq * D;
-    const __nv_bfloat16* k = p.k + bh * p.Sk * D;
-    const __nv_bfloat16* v = p.v + bh * p.Sk * D;
-    __nv_bfloat16* o = p.o + bh * p.Sq * D;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int offset = p.Sk - p.Sq;  // causal: key j visible to query i iff j ≤ i + offset
-
-    const int last_row = min(r0 + BR, p.Sq) - 1;
-    const int kv_end = p.causal ? max(0, min(p.Sk, last_row + offset + 1)) : p.Sk;
-    const int n_tiles = (kv_end + BC - 1) / BC;
-
-    load_tile<D, BR, THREADS, PIPELINED>(Qs, q, r0, p.Sq);
-    if constexpr (PIPELINED) {
-        cp_async_commit();
-        if (n_tiles > 0) {
-            load_tile<D, BC, THREADS, true>(Ks, k, 0, p.Sk);
-            load_tile<D, BC, THREADS, true>(Vs, v, 0, p.Sk);
-        }
-        cp_async_commit();  // (possibly empty) group of tile 0
-        cp_async_wait<1>();  // Q has landed
-    }
-    __syncthreads();
-
-    // this warp's 16 Q rows as A fragments: lanes 0–15 address rows 0–15 at chunk 2kk, lanes 16–31 at 2kk+1
-    unsigned qf[DK][4];
-#pragma unroll
-    for (int kk = 0; kk < DK; ++kk)
-        ldmatrix_x4(smem_u32(Qs + tile_offset<D, PIPELINED>(warp * 16 + lane % 16, 2 * kk + lane / 16)), qf[kk][0],
-                    qf[kk][1], qf[kk][2], qf[kk][3]);
-
-    float of[DN][4];
-#pragma unroll
-    for (int n = 0; n < DN; ++n) of[n][0] = of[n][1] = of[n][2] = of[n][3] = 0.f;
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
-    const int row_a = r0 + warp * 16 + g;  // this thread's rows: row_a and row_a + 8
-
-    for (int j = 0; j < n_tiles; ++j) {
-        const int c0 = j * BC;
-        const int stage = PIPELINED ? (j & 1) : 0;
-        if constexpr (PIPELINED) {
-            if (j + 1 < n_tiles) {
-                load_tile<D, BC, THREADS, true>(Ks + (stage ^ 1) * BC * D, k, c0 + BC, p.Sk);
-                load_tile<D, BC, THREADS, true>(Vs + (stage ^ 1) * BC * D, v, c0 + BC, p.Sk);
-                cp_async_commit();
-                cp_async_wait<1>();  // tile j has landed; tile j+1 may still be in flight
-            } else {
-                cp_async_wait<0>();
-            }
-        } else {
-            load_tile<D, BC, THREADS, false>(Ks, k, c0, p.Sk);
-            load_tile<D, BC, THREADS, false>(Vs, v, c0, p.Sk);
-        }
-        __syncthreads();
-        const __nv_bfloat16* Kt = Ks + stage * BC * D;
-        const __nv_bfloat16* Vt = Vs + stage * BC * D;
-
-        // S = Q·Kᵀ: B fragments of n-blocks 2nb and 2nb+1 from one ldmatrix.x4 (keys 16nb + lane%8 (+8 for
-        // lanes 16–31), chunk 2kk (+1 for lanes 8–15 and 24–31))
-        float sf[NB][4];
-#pragma unroll
-        for (int n = 0; n < NB; ++n) sf[n][0] = sf[n][1] = sf[n][2] = sf[n][3] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < DK; ++kk)
-#pragma unroll
-            for (int nb = 0; nb < KB; ++nb) {
-                unsigned b0, b1, b2, b3;
-                ldmatrix_x4(smem_u32(Kt + tile_offset<D, PIPELINED>(16 * nb + lane % 8 + (lane / 16) * 8,
-                                                                     2 * kk + (lane / 8) % 2)),
-                            b0, b1, b2, b3);
-                mma_bf16(sf[2 * nb], qf[kk], b0, b1);
-                mma_bf16(sf[2 * nb + 1], qf[kk], b2, b3);
-            }
-
-        // masks only where a tile crosses the end of K or the causal diagonal
-        const bool edge = c0 + BC > p.Sk || (p.causal && c0 + BC - 1 > r0 + offset);
-        if (edge) {
-#pragma unroll
-            for (int n = 0; n < NB; ++n)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int key = c0 + 8 * n + 2 * t + (e & 1), row = row_a + (e >> 1) * 8;
-                    if (key >= p.Sk || (p.causal && key > row + offset)) sf[n][e] = -INFINITY;
-                }
-        }
-
-        // online softmax, per row h (0: row_a, 1: row_a + 8), in log2 units
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float mx = -INFINITY;
-#pragma unroll
-            for (int n = 0; n < NB; ++n) mx = fmaxf(mx, fmaxf(sf[n][2 * h], sf[n][2 * h + 1]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float m_new = fmaxf(m[h], mx * p.scale_log2);
-            const float m_use = m_new == -INFINITY ? 0.f : m_new;  // a row with nothing visible yet
-            const float alpha = exp2f(m[h] - m_use);
-            m[h] = m_new;
-            float sum = 0.f;
-#pragma unroll
-            for (int n = 0; n < NB; ++n) {
-                sf[n][2 * h] = exp2f(fmaf(sf[n][2 * h], p.scale_log2, -m_use));
-                sf[n][2 * h + 1] = exp2f(fmaf(sf[n][2 * h + 1], p.scale_log2, -m_use));
-                sum += sf[n][2 * h] + sf[n][2 * h + 1];
-            }
-            l[h] = l[h] * alpha + sum;
-#pragma unroll
-            for (int n = 0; n < DN; ++n) of[n][2 * h] *= alpha, of[n][2 * h + 1] *= alpha;
-        }
-
-        // O += P·V: P's A fragment of keys 16kb… from the C fragments of n-blocks 2kb, 2kb+1; V's B fragments of
-        // head-dim blocks 2db, 2db+1 from one ldmatrix.x4.trans (keys 16kb + lane%8 (+8 for lanes 8–15, 24–31),
-        // chunk 2db (+1 for lanes 16–31))
-#pragma unroll
-        for (int kb = 0; kb < KB; ++kb) {
-            const unsigned pa[4] = {pack_bf16(sf[2 * kb][0], sf[2 * kb][1]), pack_bf16(sf[2 * kb][2], sf[2 * kb][3]),
-                                    pack_bf16(sf[2 * kb + 1][0], sf[2 * kb + 1][1]),
-                                    pack_bf16(sf[2 * kb + 1][2], sf[2 * kb + 1][3])};
-#pragma unroll
-            for (int db = 0; db < DK; ++db) {
-                unsigned b0, b1, b2, b3;
-                ldmatrix_x4_trans(smem_u32(Vt + tile_offset<D, PIPELINED>(16 * kb + lane % 8 + ((lane / 8) % 2) * 8,
-                                                                           2 * db + lane / 16)),
-                                  b0, b1, b2, b3);
-                mma_bf16(of[2 * db], pa, b0, b1);
-                mma_bf16(of[2 * db + 1], pa, b2, b3);
-            }
-        }
-        __syncthreads();  // everyone is done with this stage before it is refilled
-    }
-
-    // O / l (l summed over the quad's 4 lanes); a row that saw no key gets zeros
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        float sum = l[h];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
-        const int row = row_a + 8 * h;
-        if (row < p.Sq) {
-#pragma unroll
-            for (int n = 0; n < DN; ++n)
-                *reinterpret_cast<unsigned*>(o + size_t(row) * D + 8 * n + 2 * t) =
-                    pack_bf16(of[n][2 * h] * inv, of[n][2 * h + 1] * inv);
-        }
-    }
-}
-
-template <int D, int WARPS, int BC, bool PIPELINED>
-void launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B, int H,
-            int Sq, int Sk, bool causal) {
-    constexpr int BR = 16 * WARPS;
-    constexpr size_t smem = size_t(BR + (PIPELINED ? 4 : 2) * BC) * D * sizeof(__nv_bfloat16);
-    auto kernel = flash_bf16_kernel<D, WARPS, BC, PIPELINED>;
-    static const bool attr_set = [&] {  // dynamic shared memory above 48 KB must be allowed, once per kernel
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        return true;
-    }();
-    (void)attr_set;
-    if (B * H == 0 || Sq == 0) return;
-    const Params p{q, k, v, o, Sq, Sk, causal, float(1.4426950408889634 / std::sqrt(double(D)))};
-    const dim3 grid(unsigned(B * H), unsigned((Sq + BR - 1) / BR));
-    kernel<<<grid, WARPS * 32, smem>>>(p);
-    CUDA_CHECK_LAUNCH();
-}
-
-// The ladder (task4/ladder/bf16) times both designs through these.
-#define ATTNLAB_BF16_INSTANCES(X) \
-    X(64, 4, 64, true) X(128, 4, 64, true) X(64, 8, 64, true) X(128, 8, 64, true) X(64, 4, 64, false) X(128, 4, 64, false)
-#define X(D, W, BC, P)                                                                                                  \
-    template void launch<D, W, BC, P>(const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, \
-                                      int, int, int, int, bool);
-ATTNLAB_BF16_INSTANCES(X)
-#undef X
-
 // ------------------------------------------------------------------------------------------------
-// Rung 4 (the reference since 2026-11-22): FlashAttention-2's warp layout. Each warp owns MREP·16 query
-// rows (MREP = 2: 32 rows, as FA2's 4-warp 128-row tile), so every K or V fragment read from shared memory
-// by ldmatrix feeds MREP·2 MMAs instead of 2. Why: with 16 rows a warp, shared memory delivers 1 B for every
+// On Hopper (compute capability 9.0) the entry point below hands the call to hopper_forward
+// (flash_attention_bf16_sm90.cu: the ladder's rung 10, wgmma + TMA + warp specialisation). Elsewhere:
+// The reference: rung 4 of the bf16 ladder (since 2026-11-22: 361 TFLOP/s at B=4 H=16 S=4096 D=128 on an
+// H100 against torch FA2's 359 in the same run; docs/perf.md). FlashAttention-2's forward with
+// mma.sync.aligned.m16n8k16 (bf16 in, fp32 out; the primitives, shared with the ladder, in bf16_mma.cuh).
+// Rungs 1–3 are course staff's, in task4/ladder/bf16/ (rung 3: 16 rows a warp, the same pipeline).
+// A block of WARPS warps owns BR query rows of one (batch, head). Per key tile of BC keys: S = Q·Kᵀ in mma
+// C fragments (K's B fragments by ldmatrix: K rows are the columns of Kᵀ), the online softmax on them in
+// registers (row max over the 4 lanes of a quad), then O += P·V with P taken straight from S's fragments (the
+// C layout of two n8 blocks is the A layout of one k16 block) rounded to bf16, V's B fragments by
+// ldmatrix.trans. The scores never leave the registers. K and V tiles are XOR-swizzled in shared memory and
+// double-buffered with cp.async (tile j+1 is in flight while tile j is computed).
+// FlashAttention-2's warp layout: each warp owns MREP·16 query rows (MREP = 2: 32 rows, as FA2's 4-warp
+// 128-row tile), so every K or V fragment read from shared memory by ldmatrix feeds MREP·2 MMAs instead of
+// rung 3's 2. Why: with 16 rows a warp, shared memory delivers 1 B for every
 // 16 FLOP of mma.sync (an ldmatrix.x4 = 512 B for 2 × 4096 FLOP), and an SM reads 128 B a clock: 2048
 // FLOP/clk, under the tensor cores' mma.sync rate. Two M-tiles halve that traffic. The costs are registers
 // (O: MREP·D/2 fp32 a thread, S: MREP·BC/2), so Q is either kept in registers (QREG) or re-read from shared
@@ -317,8 +57,8 @@ __device__ __forceinline__ float ex2_ftz(float x) {
 
 // ROWS rows of a [len, D] matrix from row0 into a swizzled tile by cp.async (zeros past len), for rung 4. Thread t
 // copies chunk t mod D/8 of rows t / (D/8) + i·STEP: its addresses are one base plus constants (STEP is a multiple of
-// 8, so the swizzle is the same in every row it copies), and only a tile that crosses len pays for predicates. (The
-// general load_tile's per-chunk selects gave every chunk its own 64-bit address, kept live across the key loop.)
+// 8, so the swizzle is the same in every row it copies), and only a tile that crosses len pays for predicates. (Rung
+// 3's general load_tile's per-chunk selects gave every chunk its own 64-bit address, kept live across the key loop.)
 template <int D, int ROWS, int THREADS>
 __device__ __forceinline__ void load_tile_async(unsigned tile, const __nv_bfloat16* src, int row0, int len) {
     constexpr int CPR = D / 8, STEP = THREADS / CPR, ITERS = ROWS / STEP;

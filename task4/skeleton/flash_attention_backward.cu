@@ -2,7 +2,7 @@
 //
 // Build and run:  make task4-backward                  (your skeleton: the bonus tests; on a GPU)
 //                 make task4-backward IMPL=reference   (the model solution)
-//                 make bench-task4-backward            (the backward's TFLOP/s on a GPU; tools/sdpa_backward.py times
+//                 make bench-task4-backward            (the backward's TFLOP/s on a GPU; tools/vs_torch/sdpa_backward.py times
 //                                                       torch's float32 backward beside it)
 // Two entry points. flash_attention_forward_lse is Task 4's fused forward that also writes each row's log-sum-exp
 // lse = m + log(l), the one number per row the backward needs. flash_attention_backward is FlashAttention-2's

@@ -2,7 +2,7 @@
 //
 // Build and run:  make task4-bf16                 (your skeleton: the bonus tests; on a GPU)
 //                 make task4-bf16 IMPL=reference  (the model solution)
-//                 make bench-task4-bf16           (TFLOP/s on a GPU; tools/sdpa_bf16.py times torch beside it)
+//                 make bench-task4-bf16           (TFLOP/s on a GPU; tools/vs_torch/sdpa_bf16.py times torch beside it)
 // Inputs and output are bf16, the softmax statistics and every accumulation float32. Needs sm_80 or
 // newer (bf16 tensor cores); on an older GPU the call throws std::runtime_error saying so.
 // task4/README.md ("Bonus: bf16 on tensor cores") gives the plan, the tolerance and the ladder.

@@ -5,7 +5,7 @@
 //      96, 128): each backward, called on the float64 oracle's O and lse as the 4c tests do, its dQ, dK and dV against
 //      the oracle (task4/backward_oracle.h) with the tests' tolerance, 2e-5 + 1e-4·|want|; unwritten outputs are NaN;
 //   2. accuracy against float64, at every shape of 1 and 3: max |diff|, relative L2 (‖got − want‖ / ‖want‖ over dQ, dK
-//      and dV together) and the largest share of the tolerance used by any element (as tools/sdpa_backward.py gives
+//      and dV together) and the largest share of the tolerance used by any element (as tools/vs_torch/sdpa_backward.py gives
 //      torch's);
 //   3. timings as make bench-task4-backward takes them (common/cuda/bench.h: events, device synchronised, L2 flushed,
 //      warm-up, median; the backward on the reference forward's O and lse) at the ladder's shapes (B=4 H=32 S=128,

@@ -2,7 +2,7 @@
 # bf16 device run: tests (reference + 3 controls), ladder, [torch], [ncu]. Usage: run.sh TAG [torch] [ncu]
 # Copied from the carry folder used on the device (/work/main/carry/bf16/run.sh, 2026-11-22 runs 4-5): the binaries
 # (task4_bf16, ladder_task4_bf16, runner_task4 of the reference in ref/ and of each control in ctl_*/, the bf16
-# goldens, tools/sdpa_bf16.py) are built on the course machine for sm_90 and carried; run as run.sh TAG torch ncu.
+# goldens, tools/vs_torch/sdpa_bf16.py) are built on the course machine for sm_90 and carried; run as run.sh TAG torch ncu.
 C=$PWD/carry/bf16; TAG=$1; shift
 export ATTNLAB_GOLDENS=$C/goldens GRADER_SEED=18
 nvidia-smi -L > $OUT/$TAG-gpu.log; nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >> $OUT/$TAG-gpu.log

@@ -3,7 +3,7 @@
 #   1. every rung checked at the ragged shapes (check_ladder_task4_bf16: S = 1, 127, 129, Sq ≠ Sk, causal Sq > Sk,
 #      D = 64 and 128), after the wgmma self-test;
 #   2. every rung timed at the torch anchors (ladder_task4_bf16 --only=RUNG, B=4 H=16 S=4096/1024 D=128/64);
-#   3. torch's SDPA backends in the same session (tools/sdpa_bf16.py);
+#   3. torch's SDPA backends in the same session (tools/vs_torch/sdpa_bf16.py);
 #   4. if $C/task4_bf16 is there: the bonus's tests on the reference's runner ($C/ref/runner_task4) and on each
 #      negative control's ($C/ctl_*/runner_task4; every control must fail), goldens from $C/goldens;
 #   5. if NCU_KERNEL is set: Nsight Compute (--set ${NCU_SET:-full}) on one launch of that kernel in rung $NCU_RUNG.
@@ -23,7 +23,7 @@ done
 for r in $RUNGS; do
   timeout 150 $C/ladder_task4_bf16 --only=$r > $L/ladder_$r.log 2>&1; echo "ladder $r rc=$?"
 done
-[ -z "$NO_TORCH" ] && { timeout 150 python3 tools/sdpa_bf16.py > $L/torch.log 2>&1; echo "torch rc=$?"; }
+[ -z "$NO_TORCH" ] && { timeout 150 python3 tools/vs_torch/sdpa_bf16.py > $L/torch.log 2>&1; echo "torch rc=$?"; }
 if [ -x $C/task4_bf16 ]; then
   A=$(cd $C && pwd)  # the sandboxed runner needs absolute paths
   export ATTNLAB_GOLDENS=$A/goldens GRADER_SEED=18

@@ -1,0 +1,682 @@
+#!/usr/bin/env python3
+"""Grades a whole class: every submission built in a clean tree of its own, in a sandbox, and
+graded by the course's own grader.
+
+    tools/class/batch_grade.py --submissions DIR [--out DIR] [--timeout S]       grade all here, in turn
+    tools/class/batch_grade.py --submissions DIR --slurm [--gres gpu:h100:1] …   write a Slurm job array
+    tools/class/batch_grade.py --submissions DIR --index I                        one submission (an array task)
+    tools/class/batch_grade.py --collect --out DIR                                merge results into the gradebook
+    … [--tasks 4,5] [--build-only | --grade-only]   grade some tasks; build here, grade on a GPU node later
+
+(`build/reference/bin/grader --submissions DIR …` runs this script with the same arguments.)
+
+A submission is a folder or a .tar.gz/.tgz in DIR, named after the student (names are reduced to
+[A-Za-z0-9_.@+-]; the row says so when that changed one), holding the kit's layout.
+
+What is taken. For each task folder, `taskN/skeleton/NAME` where NAME matches
+[A-Za-z0-9_]+.(cpp|cu|h|cuh) and the course's taskN/skeleton/ holds a file of that name. Any other
+file in a taskN/skeleton/ folder, and any archive member with an absolute or '..' path or of an
+odd type, is ignored and named in the row's flags ("ignored: …"). Refused outright (no build, the
+flags say why): a symbolic or hard link or a special file anywhere in the submission, a link in an
+archive, and in a taken file an #include (or #include_next/#import/#embed, digraph and trigraph
+spellings too) whose path is absolute or contains '..', or that is computed from a macro.
+
+Where it is built. OUT/<student>/tree: the course's tracked files as the student kit holds them
+(no reference solutions, controls, exploits, staff tools or run logs; no goldens, no .git, nothing
+of the instructor's build/), plus the course harness's objects from OUT/.course, a tree made and
+built the same way from the course's files alone (so only the student's files are compiled per
+submission). The taken files are copied over the skeleton's, and the runners of the tasks they
+reach (`make IMPL=skeleton build/skeleton/bin/runner_taskN…`: the course's Makefile, no
+-DSOLUTION) are built inside bubblewrap: no network, a fresh /tmp, only /usr and that tree visible,
+a clean environment. Where bubblewrap cannot start: as uid 65534 (when root), else as this user;
+the gradebook's `sandbox` column says which.
+
+How it is graded. By the course's grader, ROOT/build/reference/bin/grader (it links no student
+code; built here if missing), run from ROOT so it reads ROOT's goldens and grader/rubric.json, on
+the runners built in the tree (--bin-dir) against the reference's (--reference-bin-dir), checking
+the submitted files for edited harness files (--root) and the student's objects for disallowed
+symbols (--objects). Tasks the submission has no file for are not graded (0 in the gradebook).
+No name from a submission reaches a shell: every command is an argument list, and the paths that
+reach the grader are fixed names under OUT. One submission that does not build, crashes or hangs
+costs only its own row of OUT/gradebook.csv (and OUT/<student>/row.json).
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import resource
+import shlex
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tarfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GRADER = os.path.join(ROOT, "build/reference/bin/grader")
+RUBRIC = os.path.join(ROOT, "grader/rubric.json")
+REFERENCE_BINS = os.path.join(ROOT, "build/reference/bin")
+
+
+def staff_only():
+    """What the student kit leaves out (tools/kit/staff_only.txt, as tools/kit/make_release.sh reads it), and
+    any folder named like staff material anywhere."""
+    with open(os.path.join(ROOT, "tools/kit/staff_only.txt")) as f:
+        patterns = [line.split()[0] for line in f if line.strip() and not line.lstrip().startswith("#")]
+    return re.compile("|".join(patterns) + r"|(^|/)(reference|controls|exploits|ladder)(/|$)")
+
+
+STAFF_ONLY = staff_only()
+STUDENT_FILE = re.compile(r"^[A-Za-z0-9_]+\.(cpp|cu|h|cuh)$")
+STUDENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$")
+MAX_SOURCE = 1 << 20          # bytes of one taken file
+MAX_ARCHIVE = 512 << 20       # bytes unpacked from one archive
+BUILD_USER = 65534
+PATH = "/usr/local/cuda/bin:/usr/bin:/bin"
+COURSE = ".course"            # OUT/.course: the course's own tree, built once (never a student's name: those start [A-Za-z0-9_])
+
+
+class Refused(Exception):
+    """The submission is not built, for the reason given."""
+
+
+# ---- the submissions ---------------------------------------------------------------------------
+
+def submissions(directory):
+    """(student, path, note) of every submission in `directory`, in a fixed order (--index uses it)."""
+    subs, seen = [], set()
+    for entry in sorted(os.listdir(directory)):
+        path = os.path.join(directory, entry)
+        if entry.startswith("."):
+            continue
+        if os.path.isdir(path):
+            stem = entry
+        elif entry.endswith((".tar.gz", ".tgz")) and os.path.isfile(path):
+            stem = entry[: -len(".tar.gz")] if entry.endswith(".tar.gz") else entry[: -len(".tgz")]
+        else:
+            print(f"batch: skipping {entry!r} (neither a folder nor a .tar.gz)", file=sys.stderr)
+            continue
+        name = re.sub(r"[^A-Za-z0-9_.@+-]", "_", stem)
+        if not STUDENT.match(name):
+            name = "_" + name
+        base, n = name, 2
+        while name in seen:
+            name, n = f"{base}_{n}", n + 1
+        seen.add(name)
+        note = "" if name == stem else f"submission {entry!r} graded as {name!r}"
+        subs.append((name, path, note))
+    return subs
+
+
+def scan(top, hard_links):
+    """Refuses a submission folder holding a link or anything but plain files and folders."""
+    for folder, dirs, files in os.walk(top):
+        for n in dirs + files:
+            p = os.path.join(folder, n)
+            st = os.lstat(p)
+            rel = os.path.relpath(p, top)
+            if stat.S_ISLNK(st.st_mode):
+                raise Refused(f"a symbolic link in the submission: {rel!r}")
+            if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+                raise Refused(f"a special file (not a plain file or folder) in the submission: {rel!r}")
+            if hard_links and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                raise Refused(f"a hard link in the submission: {rel!r}")
+
+
+def unpack(path, work, notes):
+    """The submission as WORK/submitted: a copy of the folder, or the archive extracted safely
+    (plain files and folders only, nothing outside; an archive holding a single folder is that
+    folder). The path is fixed, whatever the submission's own names."""
+    dest = os.path.join(work, "submitted")
+    scratch = os.path.join(work, "unpacked")
+    for d in (dest, scratch):
+        shutil.rmtree(d, ignore_errors=True)
+    path = os.path.realpath(path)  # the course's own link to a submission (Gradescope) is fine
+    if os.path.isdir(path):
+        scan(path, hard_links=True)
+        shutil.copytree(path, dest, symlinks=True)  # links are copied as links, never followed
+        scan(dest, hard_links=False)                # … and refused, should one have appeared meanwhile
+        return dest
+    os.makedirs(scratch)
+    with tarfile.open(path) as tar:
+        members = tar.getmembers()
+        links = [m.name for m in members if m.issym() or m.islnk()]
+        if links:
+            raise Refused(f"a link in the archive: {links[0]!r}")
+        safe = []
+        for m in members:
+            if os.path.isabs(m.name) or ".." in m.name.replace("\\", "/").split("/"):
+                notes.append(f"ignored: archive member {m.name!r} (absolute or '..' path)")
+            elif not (m.isfile() or m.isdir()):
+                notes.append(f"ignored: archive member {m.name!r} (not a plain file or folder)")
+            else:
+                safe.append(m)
+        if sum(m.size for m in safe if m.isfile()) > MAX_ARCHIVE:
+            raise Refused(f"the archive unpacks to more than {MAX_ARCHIVE >> 20} MB")
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(scratch, members=safe, filter="data")
+        else:
+            tar.extractall(scratch, members=safe)
+    scan(scratch, hard_links=False)
+    top = scratch
+    inner = os.listdir(scratch)
+    if len(inner) == 1 and os.path.isdir(os.path.join(scratch, inner[0])) and not re.fullmatch(r"task[0-9]+", inner[0]):
+        top = os.path.join(scratch, inner[0])
+    os.rename(top, dest)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return dest
+
+
+# ---- what is taken ---------------------------------------------------------------------------
+
+# A C/C++ lexer just good enough to find comments: raw strings, strings, character literals and
+# pp-numbers (digit separators: 1'000) are stepped over so that a "/*" inside them is not a comment.
+TOKEN = re.compile(r"""
+    (?P<raw>(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\((?s:.*?)\)(?P=delim)")
+  | (?P<str>(?:u8|u|U|L)?"(?:\\.|[^"\\\n])*")
+  | (?P<chr>(?:u8|u|U|L)?'(?:\\.|[^'\\\n])*')
+  | (?P<num>\.?[0-9](?:[eEpP][+-]|'[0-9A-Za-z_]|[0-9A-Za-z_.])*)
+  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<block>/\*(?s:.*?)\*/)
+  | (?P<line>//[^\n]*)
+  | (?P<other>(?s:.))
+""", re.X)
+# A directive that reads a file: #include, #include_next, #import, #embed; '#' also as %: or ??=.
+DIRECTIVE = re.compile(r"^[ \t\f\v]*(?:#|%:)[ \t\f\v]*(include_next|include|import|embed)\b[ \t\f\v]*(.*)$")
+
+
+def splice(text):
+    """Translation phase 2: a backslash at the end of a line (trailing blanks allowed, as GCC
+    does) joins it with the next; the joined lines' newlines follow the logical line, so line
+    numbers stay those of the file. CR LF and a lone CR end a line too (as GCC has it)."""
+    out, pending = [], 0
+    for phys in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        body = phys.rstrip(" \t\f\v")
+        if body.endswith("\\"):
+            out.append(body[:-1])
+            pending += 1
+        else:
+            out.append(phys + "\n" * (pending + 1))
+            pending = 0
+    return "".join(out)
+
+
+TRIGRAPHS = {"=": "#", "/": "\\", "'": "^", "(": "[", ")": "]", "!": "|", "<": "{", ">": "}", "-": "~"}
+
+
+def without_comments(text):
+    """Comments replaced by a space (a block comment keeps its newlines: a directive after it is
+    still found at the start of its line)."""
+    out = []
+    for m in TOKEN.finditer(text):
+        kind = m.lastgroup if m.lastgroup != "delim" else "raw"
+        if kind == "block":
+            out.append(" " + "\n" * m.group(0).count("\n"))
+        elif kind == "line":
+            out.append(" ")
+        else:
+            out.append(m.group(0))
+    return "".join(out)
+
+
+def check_source(path, rel):
+    """Refuses a taken file that is too large or includes a file by an absolute or escaping path,
+    or by a macro."""
+    size = os.lstat(path).st_size
+    if size > MAX_SOURCE:
+        raise Refused(f"{rel}: {size} bytes (a skeleton file may have at most {MAX_SOURCE})")
+    with open(path, "rb") as f:
+        data = f.read()
+    if b"\0" in data:
+        raise Refused(f"{rel}: a NUL byte (not a source file)")
+    text = data.decode("utf-8", errors="replace")
+    # Read as GCC reads it (no trigraphs in C++17) and, to be safe, as a compiler with trigraphs would.
+    for variant in (text, re.sub(r"\?\?([=/'()!<>-])", lambda m: TRIGRAPHS[m.group(1)], text)):
+        for number, line in enumerate(without_comments(splice(variant)).split("\n"), 1):
+            m = DIRECTIVE.match(line)
+            if not m:
+                continue
+            directive, target = m.group(1), m.group(2).strip()
+            if not target or target[0] not in '<"':
+                raise Refused(f"{rel}:{number}: a computed #{directive} ({target[:80]!r}): name the file in quotes or <>")
+            close = target.find(">" if target[0] == "<" else '"', 1)
+            name = target[1:close] if close > 0 else target[1:]
+            if name.startswith("/") or ".." in name:
+                raise Refused(f"{rel}:{number}: #{directive} of {name!r} (absolute or escaping paths are not allowed)")
+
+
+def course_tasks():
+    """Task folders of the course that have a skeleton."""
+    return sorted((d for d in os.listdir(ROOT) if re.fullmatch(r"task[0-9]+", d) and os.path.isdir(os.path.join(ROOT, d, "skeleton"))),
+                  key=lambda d: int(d[4:]))
+
+
+def student_files(submitted, notes):
+    """(task folder, name, path) of every file the submission may give; the others are noted.
+    Raises Refused for a taken file that may not be built."""
+    taken = []
+    course = set(course_tasks())
+    for task in sorted((d for d in os.listdir(submitted) if re.fullmatch(r"task[0-9]+", d)), key=lambda d: int(d[4:])):
+        src = os.path.join(submitted, task, "skeleton")
+        if not os.path.isdir(src):
+            continue
+        for name in sorted(os.listdir(src)):
+            rel = f"{task}/skeleton/{name}"
+            path = os.path.join(src, name)
+            if not os.path.isfile(path):
+                notes.append(f"ignored: {rel!r} (not a file)")
+            elif not STUDENT_FILE.match(name):
+                notes.append(f"ignored: {rel!r} (not a name a skeleton file has: [A-Za-z0-9_]+.(cpp|cu|h|cuh))")
+            elif task not in course or not os.path.isfile(os.path.join(ROOT, task, "skeleton", name)):
+                notes.append(f"ignored: {rel!r} (not a file of the course's skeleton)")
+            else:
+                taken.append((task, name, path))
+    for task, name, path in taken:
+        check_source(path, f"{task}/skeleton/{name}")
+    return taken
+
+
+def users_of(tasks):
+    """The tasks whose runners hold code of `tasks` (TASKn_USES in the Makefile), and `tasks`."""
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        uses = {int(m.group(1)): set(map(int, m.group(2).split())) for m in re.finditer(r"^TASK(\d+)_USES\s*:=\s*([\d ]+)$", f.read(), re.M)}
+    out = set(tasks)
+    for t, used in uses.items():
+        if used & set(tasks):
+            out.add(t)
+    return sorted(out)
+
+
+def rubric_tasks():
+    with open(RUBRIC) as f:
+        return sorted(int(t["id"]) for t in json.load(f)["tasks"])
+
+
+def runner_targets(tasks):
+    return [f"build/skeleton/bin/runner_task{t}" for t in tasks]
+
+
+# ---- trees and builds ------------------------------------------------------------------------
+
+def course_files():
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\0")
+    return [f for f in files if f and not STAFF_ONLY.search(f)]
+
+
+def course_tree(dest, objects_from=None, keep_build=False):
+    """The course's tracked files as the student kit has them (no solutions, controls, staff tools,
+    goldens or build), with their times (so that objects built from them stay current); and the
+    harness objects of `objects_from` (a course tree built before), or the build/ `dest` has."""
+    if keep_build and os.path.isdir(dest):
+        for entry in os.listdir(dest):
+            if entry != "build":
+                p = os.path.join(dest, entry)
+                shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
+    else:
+        shutil.rmtree(dest, ignore_errors=True)
+    for f in course_files():
+        os.makedirs(os.path.join(dest, os.path.dirname(f)), exist_ok=True)
+        shutil.copy2(os.path.join(ROOT, f), os.path.join(dest, f))
+    common = objects_from and os.path.join(objects_from, "build/common")
+    if common and os.path.isdir(common):
+        shutil.copytree(common, os.path.join(dest, "build/common"), symlinks=True)
+    os.makedirs(os.path.join(dest, "build/skeleton/bin"), exist_ok=True)
+
+
+_SANDBOX = None
+
+
+def bwrap_args(tree):
+    """The build's sandbox: the toolchain read-only, the tree writable, no network, nothing else."""
+    a = ["/usr/bin/bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            a += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            a += ["--ro-bind", top, top]
+    a += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+          "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", tree, tree, "--chdir", tree, "--clearenv",
+          "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp", "--uid", "65534", "--gid", "65534", "--"]
+    return a
+
+
+def sandbox_kind():
+    """How builds run here: "bubblewrap", "uid 65534" (no bubblewrap; root) or "none …"."""
+    global _SANDBOX
+    if _SANDBOX is None:
+        try:
+            ok = subprocess.run(bwrap_args("/tmp") + ["/usr/bin/true"], capture_output=True, timeout=60).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        _SANDBOX = "bubblewrap" if ok else f"uid {BUILD_USER}" if os.geteuid() == 0 else "none (not root, no bubblewrap)"
+    return _SANDBOX
+
+
+def limits():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+
+
+def as_build_user():
+    limits()
+    os.setgroups([])
+    os.setgid(BUILD_USER)
+    os.setuid(BUILD_USER)
+
+
+def run_limited(argv, cwd, log, timeout, env=None, preexec=limits):
+    """Runs argv (a list: no shell) in its own session; on timeout kills the whole group and raises."""
+    p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                         preexec_fn=preexec, start_new_session=True)
+    try:
+        return p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+        raise
+
+
+def build(tree, targets, log, timeout):
+    """Makes `targets` in `tree` (the course's Makefile, IMPL=skeleton) inside the sandbox; returns
+    (how it was sandboxed, whether it built)."""
+    cmd = ["make", "--no-print-directory", "-j2", "IMPL=skeleton"] + targets
+    if os.environ.get("CUDA_ARCH"):  # e.g. sm_90 alone, for a class graded on H100s
+        cmd.append("CUDA_ARCH=" + os.environ["CUDA_ARCH"])
+    how = sandbox_kind()
+    pre = limits
+    if how == "bubblewrap":
+        argv = bwrap_args(tree) + cmd
+    else:
+        argv = cmd
+        if how.startswith("uid"):
+            owner(tree, BUILD_USER, BUILD_USER)
+            pre = as_build_user
+    print(f"build ({how}): {' '.join(shlex.quote(c) for c in cmd)}", file=log, flush=True)
+    try:
+        rc = run_limited(argv, tree, log, timeout, env={"PATH": PATH, "HOME": "/tmp"}, preexec=pre)
+    finally:
+        if how.startswith("uid"):  # the build user (also the fallback runners' user) may write the tree no longer
+            owner(tree, os.geteuid(), os.getegid())
+    return how, rc == 0
+
+
+def owner(tree, uid, gid):
+    for folder, dirs, files in os.walk(tree):
+        for n in [folder] + [os.path.join(folder, f) for f in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]]:
+            os.lchown(n, uid, gid)
+
+
+class CourseBuild:
+    """OUT/.course: the course's tree, its runners built in the sandbox like a submission's, whose
+    harness objects every submission's tree starts from. Built as needed in a batch run (and by
+    --slurm); an array task only reads it, if it is there."""
+
+    def __init__(self, out, may_build):
+        self.dir = os.path.abspath(os.path.join(out, COURSE))
+        self.tree = os.path.join(self.dir, "tree")
+        self.may_build = may_build
+        self.synced = False
+        self.built = set()
+
+    def objects(self):
+        return self.tree if os.path.isdir(os.path.join(self.tree, "build/common")) else None
+
+    def ensure(self, tasks, timeout):
+        if not self.may_build:
+            return
+        todo = [t for t in tasks if t not in self.built]
+        if not todo:
+            return
+        os.makedirs(self.dir, exist_ok=True)
+        if not self.synced:  # fresh sources each run; the objects kept, so make rebuilds only what changed
+            course_tree(self.tree, keep_build=True)
+            self.synced = True
+        with open(os.path.join(self.dir, "build.log"), "a") as log:
+            try:
+                how, ok = build(self.tree, runner_targets(todo), log, timeout)
+            except subprocess.TimeoutExpired:
+                how, ok = f"timed out after {timeout} s", False
+        if not ok:
+            raise SystemExit(f"batch: the course's own runners ({', '.join(map(str, todo))}) do not build in the sandbox "
+                             f"({how}); see {os.path.join(self.dir, 'build.log')}")
+        self.built.update(todo)
+
+
+def ensure_grader():
+    """The course's grader (its build also makes the reference runners: the yardstick of
+    performance), made in ROOT where missing."""
+    if not os.access(GRADER, os.X_OK):
+        print("batch: building the course's grader (make -j1 IMPL=reference build/reference/bin/grader)", flush=True)
+        subprocess.run(["make", "--no-print-directory", "-j1", "IMPL=reference", "build/reference/bin/grader"], cwd=ROOT, check=True)
+
+
+# ---- one submission --------------------------------------------------------------------------
+
+def grade_one(name, path, out, timeout, mode="both", tasks=None, course=None, note=""):
+    """Builds and grades one submission; returns its row for the gradebook (also OUT/<name>/row.json).
+    mode: what to do of it ("build", "grade": the runners built before, "both")."""
+    work = os.path.abspath(os.path.join(out, name))  # absolute: the build's sandbox binds it
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, "grade.log"), "a" if mode == "grade" else "w") as log:
+        row = build_and_grade(name, path, work, timeout, log, mode, tasks, course, note)
+    with open(os.path.join(work, "row.json"), "w") as f:
+        json.dump(row, f)
+    return row
+
+
+def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
+    row = {"student": name, "total": 0.0, "flags": "", "sandbox": ""}
+    notes = [note] if note else []
+    built = os.path.join(work, "built.json")  # what the build step found, for a later --grade-only
+    tree = os.path.join(work, "tree")
+    submitted = os.path.join(work, "submitted")
+    step = "build"
+    try:
+        if mode == "grade":
+            if not os.path.exists(built):  # refused or broken at build time: that row stands
+                with open(os.path.join(work, "row.json")) as f:
+                    return json.load(f)
+            with open(built) as f:
+                b = json.load(f)
+            taken, notes, row["sandbox"] = [tuple(t) for t in b["taken"]], b["notes"], b["sandbox"]
+            graded = b.get("graded") or users_of({int(t[4:]) for t, _, _ in taken})  # a built.json written before "graded" was kept
+        else:
+            for stale in (built, os.path.join(work, "results.json"), os.path.join(work, "Results.md")):
+                if os.path.exists(stale):
+                    os.remove(stale)
+            shutil.rmtree(tree, ignore_errors=True)
+            unpack(path, work, notes)
+            taken = student_files(submitted, notes)
+            if not taken:
+                row["flags"] = "; ".join(notes + ["no taskN/skeleton files of the course in the submission"])
+                return row
+            graded = users_of({int(t[4:]) for t, _, _ in taken})
+            if tasks:
+                graded = [t for t in graded if t in tasks]
+            if not graded:
+                row["flags"] = "; ".join(notes + [f"no files for the tasks graded ({', '.join(map(str, tasks))})"])
+                return row
+            print(f"taken: {', '.join(f'{t}/skeleton/{n}' for t, n, _ in taken)}; runners: {graded}", file=log, flush=True)
+            if course:
+                course.ensure(graded, timeout)
+            course_tree(tree, course.objects() if course else None)
+            for task, file_name, src in taken:
+                shutil.copyfile(src, os.path.join(tree, task, "skeleton", file_name))
+            row["sandbox"], ok = build(tree, runner_targets(graded), log, timeout)
+            if not ok:
+                row["flags"] = "; ".join(notes + ["does not build (see grade.log)"])
+                return row
+            with open(built, "w") as f:
+                json.dump({"taken": taken, "graded": graded, "notes": notes, "sandbox": row["sandbox"]}, f)
+            if mode == "build":
+                row["flags"] = "; ".join(notes + ["built, not graded yet (--grade-only grades it)"])
+                return row
+        if tasks:
+            graded = [t for t in graded if t in tasks]
+        step = "grading"
+        bins = os.path.join(tree, "build/skeleton/bin")
+        cmd = [GRADER, "--rubric", RUBRIC, "--out", work, "--impl", name, "--root", submitted,
+               "--bin-dir", bins, "--reference-bin-dir", REFERENCE_BINS]
+        for t in graded:
+            cmd += ["--task", str(t)]
+            sources = sorted(f for f in os.listdir(os.path.join(ROOT, f"task{t}", "skeleton")) if f.endswith((".cpp", ".cu")))
+            if sources:
+                objs = [os.path.join(tree, "build/skeleton", f"task{t}", "skeleton", os.path.splitext(f)[0] + ".o") for f in sources]
+                cmd += ["--objects", f"{t}={','.join(objs)}"]
+        env = {k: v for k, v in os.environ.items() if k != "ATTNLAB_RUNNER_DIR"}
+        env.setdefault("ATTNLAB_GOLDENS", os.path.join(ROOT, "goldens"))
+        print(f"grade: {' '.join(shlex.quote(c) for c in cmd)}", file=log, flush=True)
+        rc = run_limited(cmd, ROOT, log, timeout, env=env, preexec=None)
+        if rc != 0:
+            row["flags"] = "; ".join(notes + [f"grader exited {rc}"])
+            return row
+        graded_row = summarise(name, work)
+        graded_row["sandbox"] = row["sandbox"]
+        graded_row["flags"] = "; ".join(notes + ([graded_row["flags"]] if graded_row["flags"] else []))
+        return graded_row
+    except Refused as e:
+        row["flags"] = "; ".join(notes + [f"refused: {e}"])
+        return row
+    except subprocess.TimeoutExpired:
+        row["flags"] = "; ".join(notes + [f"{step} timed out after {timeout} s"])
+        return row
+    except (OSError, tarfile.TarError, shutil.Error, UnicodeError) as e:
+        row["flags"] = "; ".join(notes + [f"unreadable submission: {e}"])
+        return row
+
+
+def summarise(name, work):
+    with open(os.path.join(work, "results.json")) as f:
+        res = json.load(f)
+    row = {"student": name, "total": round(res["score"], 2), "flags": ""}
+    flags = []
+    if res["extra_data"].get("edited_files"):
+        flags.append("harness edited: " + " ".join(res["extra_data"]["edited_files"]))
+    for t in res["tests"]:
+        task = f"task{t['extra_data']['task']}"
+        if task == "task0":
+            continue
+        if t["extra_data"].get("bonus"):  # a bonus part (e.g. 4b): its own column, not in the total
+            task = "bonus"
+        row[task] = row.get(task, 0.0) + t["score"]
+        for fl in t["extra_data"].get("flags", []) or []:
+            if fl not in flags:
+                flags.append(fl)
+    zeroed = res["extra_data"].get("edited_files") and res["score"] == 0  # the rubric zeroes an edited harness
+    for key in row:
+        if key.startswith("task") or key == "bonus":
+            row[key] = 0.0 if zeroed else round(row[key], 2)
+    row["flags"] = "; ".join(flags)
+    return row
+
+
+# ---- the class -------------------------------------------------------------------------------
+
+def write_gradebook(out, rows, tasks=None):
+    columns = {f"task{t}" for t in (tasks or rubric_tasks())} | {k for r in rows for k in r if k.startswith("task")}
+    columns = sorted(columns, key=lambda k: int(k[4:]))
+    path = os.path.join(out, "gradebook.csv")
+    with open(path, "w", newline="") as f:
+        bonus = ["bonus"] if any("bonus" in r for r in rows) else []  # scored apart from the total
+        w = csv.DictWriter(f, fieldnames=["student"] + columns + ["total"] + bonus + ["flags", "sandbox"], restval=0.0,
+                           extrasaction="ignore")
+        w.writeheader()
+        for r in sorted(rows, key=lambda r: r["student"]):
+            w.writerow(r)
+    print(f"gradebook: {path} ({len(rows)} students)")
+
+
+def write_slurm(args, subs):
+    script = os.path.join(args.out, "grade_array.sbatch")
+    me = os.path.abspath(__file__)
+    out = os.path.abspath(args.out)
+    cmd = ["/usr/bin/python3", me, "--submissions", os.path.abspath(args.submissions), "--out", out, "--timeout", str(args.timeout)]
+    if args.tasks:
+        cmd += ["--tasks", args.tasks]
+    q = shlex.quote
+    with open(script, "w") as f:
+        f.write(f"""#!/bin/bash
+#SBATCH --job-name=attnlab-grade
+#SBATCH --array=0-{len(subs) - 1}
+#SBATCH --gres={args.gres}
+#SBATCH --cpus-per-task={args.cpus}
+#SBATCH --mem={args.mem}
+#SBATCH --time={args.time}
+#SBATCH --output={out}/slurm-%A_%a.log
+# One submission per array task; afterwards: {' '.join(q(c) for c in [me, '--collect', '--out', out])}
+set -euo pipefail
+cd {q(ROOT)}
+{' '.join(q(c) for c in cmd)} --index "$SLURM_ARRAY_TASK_ID"
+""")
+    os.chmod(script, 0o755)
+    print(f"slurm: wrote {script} ({len(subs)} array tasks); submit it with sbatch, then --collect")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--submissions")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build/batch"))
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds to build, and to grade, one submission")
+    ap.add_argument("--index", type=int, help="grade only the I-th submission (a Slurm array task)")
+    ap.add_argument("--collect", action="store_true", help="merge OUT/*/row.json into OUT/gradebook.csv")
+    ap.add_argument("--slurm", action="store_true", help="write a Slurm job array instead of grading here")
+    ap.add_argument("--gres", default="gpu:h100:1")
+    ap.add_argument("--cpus", default="8")
+    ap.add_argument("--mem", default="64G")
+    ap.add_argument("--time", default="02:00:00")
+    ap.add_argument("--tasks", help="grade only these tasks, e.g. 4,5")
+    ap.add_argument("--build-only", action="store_true", help="build the runners, grade nothing (a build machine)")
+    ap.add_argument("--grade-only", action="store_true", help="grade runners an earlier --build-only built (a GPU node)")
+    args = ap.parse_args()
+    tasks = sorted({int(t) for t in args.tasks.split(",") if t.strip()}) if args.tasks else None
+    os.makedirs(args.out, exist_ok=True)
+    if args.collect:
+        rows = []
+        for d in sorted(os.listdir(args.out)):
+            p = os.path.join(args.out, d, "row.json")
+            if not d.startswith(".") and os.path.exists(p):
+                with open(p) as f:
+                    rows.append(json.load(f))
+        write_gradebook(args.out, rows, tasks)
+        return 0
+    if not args.submissions:
+        ap.error("--submissions DIR is needed")
+    subs = submissions(args.submissions)
+    if args.index is None:  # what `make taskN` does first: packages, goldens (an array task uses what --slurm set up)
+        subprocess.run(["make", "--no-print-directory", "setup", "SETUP_TASKS=" + " ".join(map(str, tasks or rubric_tasks()))],
+                       cwd=ROOT, check=True)
+    if args.slurm:
+        # The course's runners built once here, so that each array task compiles only its student's files.
+        try:
+            CourseBuild(args.out, may_build=True).ensure(tasks or rubric_tasks(), args.timeout)
+        except (SystemExit, OSError, subprocess.SubprocessError) as e:
+            print(f"slurm: the course's tree was not built ({e}); each array task builds the harness itself", file=sys.stderr)
+        write_slurm(args, subs)
+        return 0
+    if args.index is not None and not 0 <= args.index < len(subs):
+        ap.error(f"--index {args.index}: there are {len(subs)} submissions")
+    chosen = [subs[args.index]] if args.index is not None else subs
+    mode = "build" if args.build_only else "grade" if args.grade_only else "both"
+    if mode != "build":
+        ensure_grader()
+    # An array task reads the course's tree if --slurm made it; a run over the class makes it.
+    course = CourseBuild(args.out, may_build=args.index is None) if mode != "grade" else None
+    if course and not course.may_build and not course.objects():
+        course = None
+    rows = []
+    for name, path, note in chosen:
+        row = grade_one(name, path, args.out, args.timeout, mode, tasks, course, note)
+        print(f"  {name:<24} {row['total']:6.2f}  {row['flags']}", flush=True)
+        rows.append(row)
+    if args.index is None:
+        write_gradebook(args.out, rows, tasks)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# check_batch.sh — batch grading of a class on sample submissions (a solution with stray files, among
+# them one named "evil;rm -rf ~.cpp"; the skeleton as a tarball; an archive with '..' and absolute
+# members; a student folder named with shell syntax; a zeros control; one that does not compile; one
+# that edits the harness; and attempts at the model solution: a symbolic link, a hard link, a link in
+# an archive, an escaping include, one hidden behind a comment and a digraph, an include by name with
+# SOLUTION defined, a computed include): the right gradebook; trees without reference sources,
+# controls, goldens or .git, compiled without -DSOLUTION; nothing written outside; the Slurm
+# script's content; one array element's command run here and merged; the Gradescope entry on one
+# submission. Run by `make test`. CPU tasks only (1 and 3), so it needs no GPU.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+make --no-print-directory setup SETUP_TASKS="1 3" || exit 1  # as `make taskN`: packages (unifdef, patch), goldens
+T=build/batch-test
+rm -rf "$T" && mkdir -p "$T/subs"
+fail() { echo "check-batch: $*"; exit 1; }
+sub() { mkdir -p "$T/subs/$1/task1/skeleton" "$T/subs/$1/task3/skeleton"; }
+solution() { unifdef -DSOLUTION=1 "$1" > "$2"; test $? -le 1; }  # a solution as a student writes it: no #if SOLUTION
+sub reference && solution task1/reference/naive_mha.cpp "$T/subs/reference/task1/skeleton/naive_mha.cpp" \
+  && solution task3/reference/flash_cpu.cpp "$T/subs/reference/task3/skeleton/flash_cpu.cpp" \
+  && echo "not a course file" > "$T/subs/reference/task1/skeleton/notes.txt" \
+  && echo "int x;" > "$T/subs/reference/task1/skeleton/evil;rm -rf ~.cpp"
+sub zeros && patch -s -o "$T/zeros.cpp" task1/reference/naive_mha.cpp task1/controls/zeros.patch \
+  && solution "$T/zeros.cpp" "$T/subs/zeros/task1/skeleton/naive_mha.cpp"
+sub broken && solution task1/reference/naive_mha.cpp "$T/broken.cpp" \
+  && sed 's/namespace task1 {/namespace task1 { this does not compile/' "$T/broken.cpp" > "$T/subs/broken/task1/skeleton/naive_mha.cpp"
+sub editor && solution task1/reference/naive_mha.cpp "$T/subs/editor/task1/skeleton/naive_mha.cpp" && mkdir -p "$T/subs/editor/common" \
+  && patch -s -o "$T/subs/editor/common/compare.cpp" common/compare.cpp grader/controls/harness_compare_always_passes.patch \
+  && for f in $(sed 's/^[0-9a-f]*  //' grader/protected.sha256 | grep -v '^common/compare.cpp$'); do mkdir -p "$T/subs/editor/$(dirname "$f")"; cp "$f" "$T/subs/editor/$f"; done
+# Attempts at the model solution: a link to it, a hard link to a copy, an escaping #include of it (also
+# behind a comment and spelt with a digraph), an #include by its name with SOLUTION defined (the build
+# tree has no reference sources), a computed #include.
+sub linker && ln -s "$PWD/task1/reference/naive_mha.cpp" "$T/subs/linker/task1/skeleton/naive_mha.cpp"
+sub hardlinker && solution task1/reference/naive_mha.cpp "$T/hard.cpp" && ln "$T/hard.cpp" "$T/subs/hardlinker/task1/skeleton/naive_mha.cpp"
+sub escaper && printf '#define SOLUTION 1\n#include "../reference/naive_mha.cpp"\n' > "$T/subs/escaper/task1/skeleton/naive_mha.cpp"
+sub sneaky && printf '#define SOLUTION 1\n/* a\n */ %%: /**/ include \\\n  "../reference/naive_mha.cpp"\n' > "$T/subs/sneaky/task1/skeleton/naive_mha.cpp"
+sub namer && printf '#define SOLUTION 1\n#include "task1/reference/naive_mha.cpp"\n' > "$T/subs/namer/task1/skeleton/naive_mha.cpp"
+sub macro && printf '#define REF "task1/reference/naive_mha.cpp"\n#include REF\n' > "$T/subs/macro/task1/skeleton/naive_mha.cpp"
+# A student folder whose name is shell syntax: graded under a plain name, nothing run.
+Q="$T/subs/o'neil \$(touch pwned)" && mkdir -p "$Q/task1/skeleton" && cp task1/skeleton/naive_mha.cpp "$Q/task1/skeleton/"
+mkdir -p "$T/skel/student/task1/skeleton" && cp task1/skeleton/naive_mha.cpp "$T/skel/student/task1/skeleton/" \
+  && tar -C "$T/skel" -czf "$T/subs/skeleton.tar.gz" student
+# an archive whose member is a link to the model solution
+mkdir -p "$T/tarlink/student/task1/skeleton" && ln -s "$PWD/task1/reference/naive_mha.cpp" "$T/tarlink/student/task1/skeleton/naive_mha.cpp" \
+  && tar -C "$T/tarlink" -czf "$T/subs/tarlink.tar.gz" student
+# an archive with members that would land outside (../x.cpp, an absolute path) beside the skeleton
+/usr/bin/python3 - "$T/subs/dotdot.tar.gz" task1/skeleton/naive_mha.cpp "$PWD/$T" <<'PY' || fail "could not write dotdot.tar.gz"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz") as tar:
+    tar.add(sys.argv[2], arcname="student/task1/skeleton/naive_mha.cpp")
+    for name in ("student/task1/skeleton/../x.cpp", "student/task1/skeleton/../../../../../../x.cpp", sys.argv[3] + "/abs.cpp"):
+        data = b"int escaped;\n"
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+PY
+
+/usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs" --out "$T/out" --timeout 900 || fail "batch_grade failed"
+/usr/bin/python3 - "$T/out/gradebook.csv" <<'PY' || fail "wrong gradebook"
+import csv, sys
+rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
+sandboxed = lambda r: r["sandbox"] in ("bubblewrap", "uid 65534")
+unbuilt = lambda r: float(r["total"]) == 0 and not r["sandbox"]  # refused: never built
+want = {"reference": lambda r: float(r["task1"]) == 2 and float(r["task3"]) == 3 and float(r["total"]) >= 5 and sandboxed(r)
+                               and "ignored: 'task1/skeleton/notes.txt'" in r["flags"] and "ignored: 'task1/skeleton/evil;rm -rf ~.cpp'" in r["flags"],
+        "skeleton": lambda r: float(r["total"]) == 0 and not r["flags"] and sandboxed(r),
+        "dotdot": lambda r: float(r["total"]) == 0 and sandboxed(r) and "ignored: archive member 'student/task1/skeleton/../x.cpp'" in r["flags"]
+                            and "ignored: archive member 'student/task1/skeleton/../../../../../../x.cpp'" in r["flags"]
+                            and "/abs.cpp' (absolute or '..' path)" in r["flags"],
+        "o_neil___touch_pwned_": lambda r: float(r["total"]) == 0 and sandboxed(r) and "graded as 'o_neil___touch_pwned_'" in r["flags"],
+        "zeros": lambda r: 0 < float(r["task1"]) < 2 and float(r["task3"]) == 0,
+        "broken": lambda r: float(r["total"]) == 0 and "does not build" in r["flags"],
+        "editor": lambda r: float(r["total"]) == 0 and "harness edited: common/compare.cpp" in r["flags"],
+        "linker": lambda r: unbuilt(r) and "refused: a symbolic link in the submission: 'task1/skeleton/naive_mha.cpp'" in r["flags"],
+        "hardlinker": lambda r: unbuilt(r) and "refused: a hard link in the submission: 'task1/skeleton/naive_mha.cpp'" in r["flags"],
+        "escaper": lambda r: unbuilt(r) and "refused: task1/skeleton/naive_mha.cpp:2: #include of '../reference/naive_mha.cpp'" in r["flags"],
+        "sneaky": lambda r: unbuilt(r) and "refused: task1/skeleton/naive_mha.cpp:3: #include of '../reference/naive_mha.cpp'" in r["flags"],
+        "namer": lambda r: float(r["total"]) == 0 and "does not build" in r["flags"],
+        "macro": lambda r: unbuilt(r) and "computed #include" in r["flags"],
+        "tarlink": lambda r: unbuilt(r) and "refused: a link in the archive" in r["flags"]}
+bad = [f"{k}: {rows.get(k)}" for k, ok in want.items() if k not in rows or not ok(rows[k])]
+bad += [f"unexpected row {k}" for k in rows if k not in want]
+print("\n".join(bad) or f"check-batch: gradebook right for {len(rows)} submissions")
+sys.exit(1 if bad else 0)
+PY
+# The trees the submissions were built in: no reference sources, controls, exploits, goldens or .git;
+# student files compiled without -DSOLUTION; nothing of the archive or the folder name landed outside.
+leaks=$(for t in "$T"/out/*/tree "$T"/out/.course/tree; do
+  (cd "$t" && find . \( -path '*/reference' -o -path '*/reference/*' -o -name 'reference_times.py' -o -path '*/ladder*' \
+                      -o -path '*/controls*' -o -path '*/exploits*' -o -path ./tools/class -o -path ./tools/gpu -o -path ./tools/kit \
+                      -o -path ./goldens -o -name '*.safetensors' -o -name .git \) -printf "$t/%P\n")
+done | head -3)
+[ -z "$leaks" ] || fail "a build tree holds staff material: $leaks"
+[ -x "$T/out/reference/tree/build/skeleton/bin/runner_task1" ] || fail "the reference submission's runner was not built in its tree"
+grep -q -- '-DSOLUTION' "$T/out/reference/grade.log" && fail "a student file was compiled with -DSOLUTION"
+grep -q 'task1/skeleton/naive_mha.cpp -o build/skeleton/task1/skeleton/naive_mha.o' "$T/out/reference/grade.log" \
+  || fail "the reference submission's file was not compiled in its tree"
+found=$(find "$T" . /tmp -maxdepth 8 \( -name pwned -o -name x.cpp -o -name abs.cpp \) -newer "$T/subs/dotdot.tar.gz" 2>/dev/null | grep -v "^$T/subs/" | head -3)
+[ -z "$found" ] || fail "written outside a submission's folder: $found"
+echo "check-batch: build trees hold no staff material; no -DSOLUTION; nothing written outside"
+
+# Slurm: the script, then the editor's array element run here with the command it holds, then the merge.
+N=$(ls "$T/subs" | wc -l)
+I=$(( $(LC_ALL=C ls "$T/subs" | grep -n '^editor$' | cut -d: -f1) - 1 ))
+cp "$T/out/gradebook.csv" "$T/gradebook.batch.csv"
+/usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs" --out "$T/out" --tasks 1,3 --slurm >/dev/null || fail "no slurm script"
+S="$T/out/grade_array.sbatch"
+for want in "#SBATCH --array=0-$((N - 1))" "#SBATCH --gres=gpu:h100:1" "--tasks 1,3" '--index "$SLURM_ARRAY_TASK_ID"'; do
+  grep -qF -- "$want" "$S" || fail "the Slurm script lacks: $want"
+done
+rm -rf "$T/out/editor"
+SLURM_ARRAY_TASK_ID=$I bash -c "$(grep -E '^/usr/bin/python3 ' "$S")" >/dev/null || fail "array element $I failed"
+/usr/bin/python3 tools/class/batch_grade.py --collect --out "$T/out" >/dev/null
+diff <(grep '^editor,' "$T/gradebook.batch.csv") <(grep '^editor,' "$T/out/gradebook.csv") >/dev/null \
+  || fail "array element $I (editor) merged differently from the batch run"
+[ "$(wc -l < "$T/out/gradebook.csv")" = "$(wc -l < "$T/gradebook.batch.csv")" ] || fail "--collect lost or added rows"
+echo "check-batch: Slurm script right; array element $I (editor) run here and merged into the same row"
+
+# Gradescope: the entry point on one submission.
+G="$T/gradescope"
+mkdir -p "$G" && ln -sfn "$PWD" "$G/source" && cp -r "$T/subs/reference" "$G/submission"
+AUTOGRADER_ROOT="$G" bash tools/class/gradescope/run_autograder >/dev/null 2>&1
+/usr/bin/python3 -c "import json,sys; r=json.load(open('$G/results/results.json')); sys.exit(0 if round(r['score'], 2) >= 5 and r['tests'] else 1)" \
+  || fail "the Gradescope entry did not produce a full results.json"
+echo "check-batch: the Gradescope entry graded a submission into results/results.json"

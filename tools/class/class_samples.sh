@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# class_samples.sh DIR — five sample submissions of a class, for a class-grading run on a GPU:
+#   reference  every task solved (the model solutions as a student writes them: no #if SOLUTION)
+#   skeleton   the kit as handed out
+#   partial    Tasks 1–3 solved, the GPU tasks untouched
+#   slow       every task solved, but Task 4's and Task 5's kernels do their work four times
+#              (correct, about 4× the reference's time: partial speed credit)
+#   broken     every task solved, Task 4's file does not compile
+# Staff material (it reads the reference solutions). See docs/grader.md (Runs).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+make --no-print-directory setup SETUP_TASKS=none >&2  # as `make taskN`: the packages (unifdef)
+OUTDIR=${1:?usage: class_samples.sh DIR}
+rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
+# A solution as a student hands it in: one file, with the reference's own headers (taskN/reference/*.cuh) pasted in.
+inline_reference_headers() {
+  /usr/bin/python3 -c '
+import re, sys
+for line in sys.stdin:
+    m = re.match(r"#include \"(task[0-9]+/reference/[^\"]+)\"", line)
+    sys.stdout.write("".join(l for l in open(m.group(1)) if not l.startswith("#pragma once")) if m else line)'
+}
+solve() {  # solve STUDENT TASK...: the model solutions of these tasks into STUDENT's skeleton folders
+  local who=$1 f; shift
+  for t in "$@"; do
+    mkdir -p "$OUTDIR/$who/task$t/skeleton"
+    for f in task$t/reference/*.cpp task$t/reference/*.cu; do
+      [ -e "$f" ] || continue
+      { unifdef -DSOLUTION=1 "$f" || [ $? -le 1 ]; } | inline_reference_headers > "$OUTDIR/$who/task$t/skeleton/$(basename "$f")"
+    done
+  done
+}
+solve reference 1 2 3 4 5 6
+mkdir -p "$OUTDIR/skeleton"
+for t in 1 2 3 4 5 6; do mkdir -p "$OUTDIR/skeleton/task$t" && cp -r task$t/skeleton "$OUTDIR/skeleton/task$t/"; done
+solve partial 1 2 3
+solve slow 1 2 3 4 5 6
+sed -i 's|^    flash_forward_with(tuned_config(D), q, k, v, o, B, H, Sq, Sk, D, causal);|    for (int rep = 0; rep < 4; ++rep) flash_forward_with(tuned_config(D), q, k, v, o, B, H, Sq, Sk, D, causal);|' \
+  "$OUTDIR/slow/task4/skeleton/flash_attention.cu"
+sed -i 's|^    decode_attention_with_splits(q, k_cache, v_cache, o, B, H, max_seq, len, D, len >= 1 ? choose_splits(B \* H, len) : 1);|    for (int rep = 0; rep < 4; ++rep) decode_attention_with_splits(q, k_cache, v_cache, o, B, H, max_seq, len, D, len >= 1 ? choose_splits(B * H, len) : 1);|' \
+  "$OUTDIR/slow/task5/skeleton/decode.cu"
+grep -q "rep < 4" "$OUTDIR/slow/task4/skeleton/flash_attention.cu" && grep -q "rep < 4" "$OUTDIR/slow/task5/skeleton/decode.cu" \
+  || { echo "class_samples: the slow variants did not apply"; exit 1; }
+solve broken 1 2 3 4 5 6
+sed -i 's|^namespace task4 {|namespace task4 { this does not compile|' "$OUTDIR/broken/task4/skeleton/flash_attention.cu"
+echo "class_samples: wrote $(ls "$OUTDIR" | tr '\n' ' ')in $OUTDIR"

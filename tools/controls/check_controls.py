@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Builds every negative control of grader/controls.json, grades its task, and checks that the
+grader fails it for the reason it was built to show. Prints one line per control and a summary;
+exits 1 if any control was not caught (or could not be built). A control of a GPU task on a
+machine without a GPU is reported as skipped, never as caught.
+
+Calibration cases (positive controls: "calibration" names a ladder step built as a submission) are
+timed by the grader (--perf-only) against the reference, and their speed credit must land inside
+"credit": [low, high] — the band the rubric's curve was set to give that step.
+
+    tools/controls/check_controls.py [--only NAME]... [--repeat N]
+
+--repeat N grades each selected control N times (a GPU run): a calibration case's credit is printed for
+every run and its spread (lowest and highest) at the end, the figure docs/grader.md gives for how much a
+grade moves from run to run.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GRADER_TIMEOUT_S = 1800
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
+
+
+def setup(tasks):
+    """What `make taskN` does first (`make setup`): Debian's packages, then these tasks' goldens where stale."""
+    subprocess.run(["make", "--no-print-directory", "setup", "SETUP_TASKS=" + (" ".join(map(str, sorted(tasks))) or "none")],
+                   cwd=ROOT, check=True)
+
+
+def selected(listing, only, prebuilt):
+    """The entries of grader/<listing>.json named by --only (all without it), set up for as `make taskN` does
+    unless prebuilt (a GPU machine running what was built elsewhere)."""
+    with open(os.path.join(ROOT, "grader", listing + ".json")) as f:
+        entries = [e for e in json.load(f)[listing] if not only or e["name"] in only]
+    if not prebuilt:
+        setup({e["task"] for e in entries})
+    return entries
+
+
+def reference_sources(task):
+    """The reference's sources of `task` (TASKn_SRC), relative to the repository."""
+    srcs = sorted(glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cpp")) + glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cu")))
+    return [os.path.relpath(s, ROOT) for s in srcs]
+
+
+def patch_target(control):
+    """The file a control's patch changes (its '--- a/<path>' line)."""
+    with open(os.path.join(ROOT, control["patch"])) as f:
+        return next(line.split()[1][2:] for line in f if line.startswith("--- a/"))
+
+
+def object_of(src):
+    """Where the Makefile puts the reference build's object of `src`."""
+    return "build/reference/" + os.path.splitext(src)[0] + ".o"
+
+
+def task_sources(task, replaced, by):
+    """The reference's sources of `task` (TASKn_SRC) with one file swapped for `by`: a control's patched copy,
+    or a calibration case's submission. The task's other files stay (Task 4's bf16 bonus beside its fp32 kernel)."""
+    ref = reference_sources(task)
+    if replaced not in ref:
+        raise ValueError(f"{replaced} is not one of task {task}'s reference files ({', '.join(ref)})")
+    return [by if s == replaced else s for s in ref]
+
+
+def check_calibration(control, build, prebuilt):
+    """A ladder step as a submission: its runner timed by the reference grader, credit in band."""
+    task, src = control["task"], control["calibration"]
+    runner = f"{build}/runner_task{task}"
+    if prebuilt:
+        grader, ref = "build/carry/reference/grader", "build/carry/reference"
+        if not os.path.exists(os.path.join(ROOT, runner)):
+            return False, f"no prebuilt runner in {build} (did tools/gpu/pack_gpu.sh build this calibration case?)"
+    else:
+        grader, ref = "build/reference/bin/grader", "build/reference/bin"
+        srcs = task_sources(task, control["replaces"], src)
+        p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}",
+                 runner, grader, f"build/reference/bin/runner_task{task}"])
+        if p.returncode != 0:
+            return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
+    results, why = run_grader([grader, "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"],
+                               "--bin-dir", build, "--reference-bin-dir", ref], build)
+    if results is None:
+        return False, why
+    tests = results["tests"]
+    if tests and tests[0]["extra_data"]["state"] == "not run":
+        return None, tests[0]["output"]
+    rows = [t for t in tests if t["extra_data"].get("state") == "performance"]
+    if not rows:
+        return False, "the grader measured nothing: " + " ".join(t["output"] for t in tests)[:300]
+    flagged = [t["extra_data"]["reason"] for t in rows if t["extra_data"].get("reason")]
+    if flagged:
+        return False, f"a timed shape was flagged: {flagged[0][:200]}"
+    credit = sum(t["score"] for t in rows) / sum(t["max_score"] for t in rows)
+    ratios = ", ".join(f"{t['extra_data']['ms'] / t['extra_data']['reference_ms']:.2f}" for t in rows if t["extra_data"].get("reference_ms"))
+    lo, hi = control["credit"]
+    where = f"credit {100 * credit:.0f}% (band {100 * lo:.0f}–{100 * hi:.0f}%), time / reference's: {ratios}"
+    return (lo <= credit <= hi), ("in band: " if lo <= credit <= hi else "OUT OF BAND: ") + where
+
+
+def audit_calibration(control, build):
+    """Without a GPU: a ladder step is honest code, and the grader's audit of its objects must not flag it."""
+    task, src = control["task"], control["calibration"]
+    srcs = task_sources(task, control["replaces"], src)
+    p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", object_of(src), "build/reference/bin/grader"])
+    if p.returncode != 0:
+        return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
+    os.makedirs(os.path.join(ROOT, build), exist_ok=True)
+    results, why = run_grader(["build/reference/bin/grader", "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"],
+                               "--objects", f"{task}=" + ",".join(object_of(s) for s in srcs)], build)
+    if results is None:
+        return False, why
+    flags = [f for t in results["tests"] for f in t["extra_data"].get("flags", [])]
+    if flags:
+        return False, f"honest code flagged by the audit: {flags[0][:200]}"
+    return None, "not timed: no GPU here (its objects pass the audit; a calibration case is timed on a GPU, tools/gpu/pack_gpu.sh builds it)"
+
+
+def has_gpu():
+    """Whether this machine has a usable NVIDIA GPU (nvidia-smi lists one)."""
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def check(control, prebuilt=False):
+    name, task = control["name"], control["task"]
+    build = f"build/controls/{name}"
+    if "calibration" in control:
+        if not prebuilt and not has_gpu():  # timing needs a GPU; the audit of its objects does not
+            if not os.path.exists(os.path.join(ROOT, control["calibration"])):
+                return False, f"its source {control['calibration']} does not exist"
+            return audit_calibration(control, build)
+        os.makedirs(os.path.join(ROOT, build), exist_ok=True)
+        return check_calibration(control, build, prebuilt)
+    target = patch_target(control)
+    if "/reference/" not in target:
+        return check_tree(control, build, target)
+    src = f"{build}/src/{os.path.basename(target)}"
+    if prebuilt:  # the objects stayed where they were built: no symbol check here, and no compiling
+        if not os.path.exists(os.path.join(ROOT, build, "grader")):
+            return False, f"no prebuilt grader in {build} (did tools/gpu/pack_gpu.sh build this control?)"
+        carried = os.path.join(ROOT, "build/carry/reference")  # the GPU machine: the reference's runners travelled there
+        return grade(control, build, ["--reference-bin-dir", carried] if os.path.isdir(carried) else [])
+    os.makedirs(os.path.join(ROOT, build, "src"), exist_ok=True)
+    p = run(["patch", "--quiet", "-o", src, target, control["patch"]])
+    if p.returncode != 0:
+        return False, f"patch does not apply to {target}: {p.stdout.strip()} {p.stderr.strip()}"
+    # the reference's objects for everything else; only the patched file is compiled anew
+    # the control's runners and a grader beside them (the grader finds runners in its own folder)
+    srcs = task_sources(task, target, src)
+    p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={' '.join(srcs)}",
+             f"GRADER_BIN={build}/grader", f"RUNNER_BIN_DIR={build}", f"{build}/grader"])
+    if p.returncode != 0:
+        if control.get("static") and os.path.exists(os.path.join(ROOT, object_of(src))):
+            # A runner has no cuBLAS to link against; the symbol check must still name the call:
+            # the object, graded beside the reference's runners.
+            ok, why = grade(control, build, ["--objects", f"{task}={object_of(src)}", "--bin-dir", "build/reference/bin"],
+                            "build/reference/bin/grader")
+            return ok, why + " (and its runner does not link)"
+        return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
+    return grade(control, build, ["--objects", f"{task}=" + ",".join(object_of(s) for s in srcs)])
+
+
+def check_tree(control, build, target):
+    """A control that edits the harness: the reference grader grades a copy of the tree with the
+    patch applied (--root), and must report the edit."""
+    tree = os.path.join(ROOT, build, "tree")
+    subprocess.run(["rm", "-rf", tree], check=True)
+    os.makedirs(tree)
+    with open(os.path.join(ROOT, "grader/protected.sha256")) as f:
+        files = [line.split(None, 1)[1].strip() for line in f if line.strip()]
+    subprocess.run(["cp", "--parents"] + files + [tree], cwd=ROOT, check=True)
+    p = subprocess.run(["patch", "--quiet", "-p1", "-i", os.path.join(ROOT, control["patch"])], cwd=tree,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return False, f"patch does not apply to {target}: {p.stdout.strip()} {p.stderr.strip()}"
+    grader = "build/reference/bin/grader"
+    if not os.path.exists(os.path.join(ROOT, grader)):
+        run(["make", "--no-print-directory", "-j2", "IMPL=reference", grader])
+    return grade(control, build, ["--root", tree], grader)
+
+
+def run_grader(cmd, build):
+    """Runs a grader in its own session (a time limit ends it and every child it started); returns
+    (build/results.json, "") or (None, why)."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=GRADER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None, f"the grader did not finish within {GRADER_TIMEOUT_S} s"
+    if proc.returncode != 0:
+        return None, f"grader exited {proc.returncode}: {err[-1000:]}"
+    with open(os.path.join(ROOT, build, "results.json")) as f:
+        return json.load(f), ""
+
+
+def grade(control, build, extra, grader=None):
+    name, task = control["name"], control["task"]
+    cmd = [grader or f"{build}/grader", "--task", str(task), "--out", build, "--impl", name] + extra
+    if "timeout_s" in control:
+        cmd += ["--timeout", str(control["timeout_s"])]
+    results, why = run_grader(cmd, build)
+    if results is None:
+        return False, why
+    tests = results["tests"]
+    if tests and tests[0]["extra_data"]["state"] == "not run" and not tests[0]["extra_data"].get("flags"):
+        return None, tests[0]["output"]
+    lost = [t for t in tests if t["score"] < t["max_score"] or t["extra_data"].get("flags")
+            or t["extra_data"]["state"] == "harness edited"]
+    reasons = [t["extra_data"].get("reason", "") + " " + " ".join(t["extra_data"].get("flags", [])) for t in lost]
+    earned = results["score"] + results["extra_data"].get("bonus_score", 0)  # the tasks' total and the bonus parts'
+    if not lost or earned >= sum(t["max_score"] for t in tests) > 0:
+        return False, "was NOT caught: full marks"
+    if not any(control["expect"] in r for r in reasons):
+        return False, f"lost points, but no case says '{control['expect']}': {reasons[:3]}"
+    first = next(r for r in reasons if control["expect"] in r)
+    return True, f"caught ({len(lost)}/{len(tests)} cases failed): {first[:110]}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append")
+    ap.add_argument("--prebuilt", action="store_true", help="use graders already built (e.g. on a GPU machine)")
+    ap.add_argument("--grader-timeout", type=int, default=1800, help="seconds one control's grading may take")
+    ap.add_argument("--repeat", type=int, default=1, help="grade each control this many times (the spread of a calibration case's credit)")
+    args = ap.parse_args()
+    global GRADER_TIMEOUT_S
+    GRADER_TIMEOUT_S = args.grader_timeout
+    controls = selected("controls", args.only, args.prebuilt)
+    passed = failed = skipped = 0
+    credits = {}  # calibration case → its credit (%) in each run
+    for c in controls:
+        if args.prebuilt and c.get("static"):
+            continue  # a symbol check needs the objects, which stay where they were built
+        for _ in range(args.repeat):
+            ok, why = check(c, args.prebuilt)
+            passed, failed, skipped = passed + (ok is True), failed + (ok is False), skipped + (ok is None)
+            label = {True: "caught", False: "MISSED", None: "skipped"}[ok]
+            if "calibration" in c:
+                label = {True: "in band", False: "FAILED", None: "skipped"}[ok]
+                m = re.search(r"credit (\d+)%", why)
+                if m:
+                    credits.setdefault(c["name"], []).append(int(m.group(1)))
+            print(f"  [{label}] {c['name']:<30} {why}", flush=True)
+    for name, cs in credits.items():
+        if len(cs) > 1:
+            print(f"  spread of {name}: credit {min(cs)}–{max(cs)}% over {len(cs)} runs ({', '.join(f'{x}%' for x in cs)})")
+    print(f"controls: {passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Measures the reference's times at the graded shapes of Tasks 4 and 5 on this machine's GPU with
+the grader's own timing (grader --perf-only, the reference's runners as the submission, nothing to
+compare with) and writes them into grader/reference_times.json under the GPU's name, with the date
+and the command. The student kit ships that file: its `make grade` estimates speed credit from it.
+
+    make reference-times            (on a GPU, course repo: needs build/reference)
+    tools/gpu/reference_times.py [--grader build/reference/bin/grader] [--bin-dir build/reference/bin] [--file F]
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--grader", default="build/reference/bin/grader")
+    ap.add_argument("--bin-dir", default="build/reference/bin")
+    ap.add_argument("--file", default="grader/reference_times.json")
+    args = ap.parse_args()
+    out = tempfile.mkdtemp(prefix="reference-times-")
+    cmd = [args.grader, "--task", "4", "--task", "5", "--perf-only", "--bin-dir", args.bin_dir, "--reference-bin-dir", "",
+           "--out", out, "--impl", "reference"]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    with open(os.path.join(out, "results.json")) as f:
+        results = json.load(f)
+    tests = results["tests"]
+    if p.returncode != 0 or any(t["extra_data"]["state"] == "not run" for t in tests):
+        print(p.stdout[-2000:], p.stderr[-2000:])
+        sys.exit(f"reference_times: the grader could not time the reference here ({args.grader})")
+    gpu = results["extra_data"].get("gpu", "")
+    times = {}
+    for t in tests:
+        e = t["extra_data"]
+        if e.get("state") != "performance":
+            continue
+        shape = t["name"].split(": performance ", 1)[1]
+        times.setdefault(f"task{e['task']}", {})[shape] = round(e["ms"], 4)
+    if not gpu or not times:
+        sys.exit("reference_times: no GPU name or no timed shape in the grader's results")
+    path = os.path.join(ROOT, args.file)
+    with open(path) as f:
+        doc = json.load(f)
+    doc.setdefault("gpus", {})[gpu] = {
+        "measured": datetime.date.today().isoformat(),
+        "how": "tools/gpu/reference_times.py: grader --perf-only, the reference's runners, median of the grader's timed calls",
+        **times,
+    }
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    print(f"reference_times: {gpu}: " + ", ".join(f"{k} {len(v)} shapes" for k, v in times.items()) + f" → {args.file}")
+
+
+if __name__ == "__main__":
+    main()

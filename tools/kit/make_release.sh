@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# make_release.sh — the student kit: build/release/attnlab-kit/ and attnlab-kit.tar.gz.
+#
+# Everything committed except what holds solution code or exists for course staff (tools/kit/staff_only.txt:
+# the reference solutions, negative controls, ladders, exploits, tools/{controls,class,gpu,kit}/, the raw GPU
+# logs). The skeletons, harness, tests, grader, tools/{setup,goldens,ci,pictures,profile,vs_torch}/, Makefile
+# and CI script go in; README.md is replaced by the students' one (tools/kit/kit_README.md).
+# Goldens are not shipped: `make goldens` (or the first `make grade` / `make test`) makes them.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+KIT=build/release/attnlab-kit
+rm -rf "$KIT" "$KIT.tar.gz"
+mkdir -p "$KIT"
+staff_only=$(grep -vE '^[[:space:]]*(#|$)' tools/kit/staff_only.txt | awk '{print $1}' | paste -sd'|')
+git ls-files -z | grep -zvE "$staff_only" | xargs -0 cp --parents -t "$KIT"
+cp tools/kit/kit_README.md "$KIT/README.md"
+tar -C build/release -czf "$KIT.tar.gz" attnlab-kit
+echo "release: $KIT ($(find "$KIT" -type f | wc -l) files) and $KIT.tar.gz ($(du -h "$KIT.tar.gz" | cut -f1))"

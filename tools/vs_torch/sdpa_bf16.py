@@ -1,0 +1,61 @@
+"""Times torch's SDPA backends in bf16 (FlashAttention-2, cuDNN, memory-efficient) at the shapes of
+make bench-task4-bf16 / ladder-task4-bf16, for the side-by-side table of docs/perf.md (Task 4's bf16 bonus).
+FLOPs = 4·B·H·S²·D (halved when causal); CUDA events around each call, L2 flushed before it, warm-up, median.
+Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/sdpa_bf16.py [--quick]"""
+import statistics
+import sys
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+import torch.nn.functional as F
+
+
+def time_ms(fn, flush, warmup=3, reps=10):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def main():
+    quick = "--quick" in sys.argv
+    dev = torch.cuda.get_device_properties(0)
+    print(f"GPU: {dev.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
+    flush = torch.empty(2 * 64 << 20, dtype=torch.uint8, device="cuda")  # twice a 50-60 MB L2
+    backends = [("flash (FA2)", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for D in (128, 64):
+        for S in (4096, 1024):
+            for causal in (False, True):
+                if quick and S != 1024:
+                    continue
+                B, H = 4, 16
+                q, k, v = (torch.randn(B, H, S, D, device="cuda", generator=g).bfloat16() for _ in range(3))
+                want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=causal) \
+                    if S <= 1024 else None
+                flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+                print(f"\nB={B} H={H} S={S} D={D}{' causal' if causal else ''}")
+                for name, be in backends:
+                    try:
+                        with sdpa_kernel(be):
+                            fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                            out = fn()
+                            ms = time_ms(fn, flush)
+                        err = "" if want is None else \
+                            f"   rel L2 {((out.double() - want).norm() / want.norm()).item():.1e}"
+                        print(f"  torch sdpa {name:<12} {ms:8.3f} ms  {flops / ms / 1e9:6.1f} TFLOP/s{err}")
+                    except RuntimeError as e:
+                        print(f"  torch sdpa {name:<12} not available: {str(e).splitlines()[0][:100]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""Train on your own kernels: Task 7's course model trained with torch's attention and with yours (Task 4c).
+
+    make train-attnlab [IMPL=reference] [TRAIN_ARGS="--steps 1500"]    # GPU → build/train-attnlab/
+    PYTHONPATH=python tools/vs_torch/train_attnlab.py [--steps N] [--tokens build/kjv-tokens.pt] [--out DIR] [--max-minutes M]
+    tools/vs_torch/train_attnlab.py --plot DIR/train_attnlab.json     # the picture from the curves (needs matplotlib only)
+    tools/vs_torch/train_attnlab.py --test                             # the CPU, a few steps, a small model: the script end to end
+
+The model and the data are tools/goldens/train_model.py's GPU ones: its GPT-2 (6 layers × 384 wide, 6 heads of 64,
+GPT-2's 50,257-token vocabulary), sequences of 256, batches of 32, dropout 0.2 (embeddings and residual
+branches), AdamW (1e-3, betas 0.9/0.95, weight decay 0.1, gradients clipped at 1), the King James text with
+every 50th block of 4,096 tokens held out for validation. Three runs, each from the same seed (the same
+initial weights and dropout masks) and the same data order (the same batches), in float32 throughout with
+TF32 off, so that only the attention differs:
+
+    attnlab    attnlab.attention in every layer: your Task 4c forward (with log-sum-exp) and backward
+    sdpa       torch's scaled_dot_product_attention, memory-efficient backend (float32): the baseline
+    sdpa-math  the same function on SDPA's math backend: the same attention with another reduction order
+
+The run-to-run noise is the distance between the two torch runs: two correct float32 attentions that differ
+only in rounding, whose differences training amplifies as it would amplify yours. (A different data order
+would measure the spread of the batches instead, far larger than any rounding: a bug would hide in it.)
+The learning rate follows the steps (warm-up 50, cosine down to 10 %), never the clock. Logged: every step's
+training loss (the same batch in every run), and every --eval-every steps the loss on the whole validation
+text in fixed windows (no sampling). The verdict compares, for the validation loss and for the training loss
+averaged over each evaluation interval, the RMS over the logged points of attnlab − sdpa with that of
+sdpa-math − sdpa: the curves agree within noise when the first is at most NOISE_FACTOR times the second.
+Written: DIR/train_attnlab.json (curves, tokens/s, the verdict), DIR/train_attnlab.png (where matplotlib is;
+else draw it elsewhere with --plot). Exit 0 when the curves agree, 1 when they differ, 77 without a GPU.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "goldens"))  # train_model.py, llm_reference.py
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import llm_reference as ref  # noqa: E402
+import train_model as tm  # noqa: E402
+
+RUNS = ("attnlab", "sdpa", "sdpa-math")  # attnlab first: a skeleton or a failing kernel stops the run at once
+LABELS = {"attnlab": "attnlab (your Task 4c forward + backward)", "sdpa": "SDPA, memory-efficient backend",
+          "sdpa-math": "SDPA, math backend (the noise)"}
+NOISE_FACTOR = 3.0  # one noise pair is a rough estimate of the noise: attnlab may be up to this far from sdpa
+# tools/goldens/train_model.py's GPU size and optimiser (SIZES["cuda"]); the test mode's is small and quick on 2 cores.
+GPU = dict(layers=6, width=384, seq=256, batch=32, lr=1e-3, dropout=0.2, weight_decay=0.1, steps=1500, eval_every=50,
+           val_every=50, val_windows=None)
+TEST = dict(layers=2, width=64, seq=64, batch=4, lr=1e-3, dropout=0.2, weight_decay=0.1, steps=6, eval_every=3,
+            val_every=50, val_windows=8)
+
+
+class CourseGPT(tm.GPT2):
+    """tools/goldens/train_model.py's GPT2 with the attention passed in: `attend(q, k, v)` on [B, H, T, D], causal.
+    forward() is GPT2.forward with that one line changed (python/tests/test_bridge.py checks they agree)."""
+
+    def __init__(self, *args, attend, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.attend = attend
+
+    def forward(self, tokens):
+        B, T = tokens.shape
+        c = self.cfg
+        C, H = c["n_embd"], c["n_head"]
+        drop = (lambda t: torch.nn.functional.dropout(t, self.dropout)) if self.training and self.dropout > 0 else (lambda t: t)
+        x = drop(self.w("wte.weight")[tokens] + self.w("wpe.weight")[:T])
+        for i in range(c["n_layer"]):
+            h = f"h.{i}."
+            a = torch.nn.functional.layer_norm(x, (C,), self.w(h + "ln_1.weight"), self.w(h + "ln_1.bias"), 1e-5)
+            q, k, v = (a @ self.w(h + "attn.c_attn.weight") + self.w(h + "attn.c_attn.bias")).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)
+            o = self.attend(q, k, v)
+            o = o.permute(0, 2, 1, 3).reshape(B, T, C)
+            x = x + drop(o @ self.w(h + "attn.c_proj.weight") + self.w(h + "attn.c_proj.bias"))
+            a = torch.nn.functional.layer_norm(x, (C,), self.w(h + "ln_2.weight"), self.w(h + "ln_2.bias"), 1e-5)
+            x = x + drop(ref.gelu_tanh(a @ self.w(h + "mlp.c_fc.weight") + self.w(h + "mlp.c_fc.bias")) @ self.w(h + "mlp.c_proj.weight")
+                         + self.w(h + "mlp.c_proj.bias"))
+        x = torch.nn.functional.layer_norm(x, (C,), self.w("ln_f.weight"), self.w("ln_f.bias"), 1e-5)
+        return x @ self.w("wte.weight").T
+
+
+def attention_for(name, device):
+    """(attend, context manager factory) for a run. The test mode (CPU) runs the CPU attention on every side."""
+    import contextlib
+    if device == "cpu":
+        sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+        attend = (lambda q, k, v: sdpa(q, k, v, is_causal=True)) if sdpa else ref.causal_attention
+        return attend, contextlib.nullcontext
+    if name == "attnlab":
+        import attnlab
+        return (lambda q, k, v: attnlab.attention(q.contiguous(), k.contiguous(), v.contiguous(), causal=True)), \
+            contextlib.nullcontext
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backend = SDPBackend.EFFICIENT_ATTENTION if name == "sdpa" else SDPBackend.MATH
+    return (lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)), \
+        (lambda: sdpa_kernel([backend]))
+
+
+def load_tokens(path):
+    """The King James text as GPT-2 tokens: from a file of train_model.py --write-tokens, or tokenised here."""
+    if path:
+        return torch.load(path)["corpus"].long()
+    enc = ref.tiktoken_gpt2(os.path.join(ROOT, ".deps", "gpt2.tiktoken"))
+    return torch.tensor(enc.encode_ordinary(tm.corpus()), dtype=torch.long)
+
+
+def split(ids, every):
+    """train_model.py's GPU split: every `every`-th block of 4,096 tokens (from the middle one) is validation."""
+    blocks = list(torch.split(ids, 4096))
+    val = torch.cat(blocks[every // 2::every])
+    train = torch.cat([b for i, b in enumerate(blocks) if i % every != every // 2])
+    return train, val
+
+
+def val_windows(val, seq, limit=None):
+    """The whole validation text in consecutive windows of seq + 1 tokens: (inputs, targets), fixed."""
+    n = (len(val) - 1) // seq
+    if limit:
+        n = min(n, limit)
+    starts = torch.arange(n) * seq
+    x = torch.stack([val[s:s + seq] for s in starts])
+    y = torch.stack([val[s + 1:s + seq + 1] for s in starts])
+    return x, y
+
+
+def train_one(name, cfg, data, device, seed, max_minutes, stop_at=None):
+    """One run: returns its log (every step's training loss, validation losses, tokens/s). stop_at: the step
+    an earlier run was cut short at (the schedule still follows cfg["steps"])."""
+    train, (vx, vy) = data
+    attend, context = attention_for(name, device)
+    torch.manual_seed(seed)  # the same initial weights (built on the CPU) and the same dropout masks in every run
+    model = CourseGPT(50257, 256, cfg["width"], cfg["layers"], cfg["width"] // 64, cfg["dropout"], attend=attend).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.95), weight_decay=cfg["weight_decay"])
+    g = torch.Generator().manual_seed(seed)  # the same batches in every run
+    steps, seq, bsz, warmup = cfg["steps"], cfg["seq"], cfg["batch"], 50
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def val_loss():
+        model.eval()
+        total = 0.0
+        with torch.no_grad():
+            for i in range(0, len(vx), bsz):
+                x, y = vx[i:i + bsz].to(device), vy[i:i + bsz].to(device)
+                total += torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten(), reduction="sum").item()
+        model.train()
+        return total / vy.numel()
+
+    losses = torch.zeros(steps, device=device)
+    label = LABELS[name] + (" [--test: the CPU attention]" if device == "cpu" else "")
+    log = {"label": label, "eval_steps": [], "val_loss": [], "cut_short": False}
+    trained_s, timed_steps, t_start = 0.0, 0, time.time()
+    sync()
+    t0 = time.time()
+    with context():
+        for step in range(1, steps + 1):
+            lr = cfg["lr"] * min(1.0, step / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, step / steps))))
+            for group in opt.param_groups:
+                group["lr"] = lr
+            starts = torch.randint(0, len(train) - seq - 1, (bsz,), generator=g)
+            x = torch.stack([train[s:s + seq] for s in starts]).to(device)
+            y = torch.stack([train[s + 1:s + seq + 1] for s in starts]).to(device)
+            loss = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            losses[step - 1] = loss.detach()
+            out_of_time = (max_minutes and time.time() - t_start > max_minutes * 60) or step == stop_at
+            if step % cfg["eval_every"] == 0 or step == steps or out_of_time:
+                sync()
+                prev = log["eval_steps"][-1] if log["eval_steps"] else 0
+                if prev:  # tokens/s leaves out the first interval (start-up) and the evaluations
+                    trained_s += time.time() - t0
+                    timed_steps += step - prev
+                log["eval_steps"].append(step)
+                log["val_loss"].append(val_loss())
+                print(f"train_attnlab: {name}: step {step}, loss {losses[prev:step].mean().item():.4f} (interval mean), "
+                      f"validation {log['val_loss'][-1]:.4f}, {time.time() - t_start:.0f} s", flush=True)
+                sync()
+                t0 = time.time()
+            if out_of_time:
+                log["cut_short"] = True
+                why = f"--max-minutes {max_minutes:g}" if step != stop_at else "where an earlier run stopped"
+                print(f"train_attnlab: {name}: stopped at step {step} of {steps}: {why}", flush=True)
+                break
+    if not torch.isfinite(losses[:step]).all():
+        raise RuntimeError(f"{name}: the training loss is not finite")
+    log["train_loss"] = losses[:step].tolist()
+    log["steps_done"] = step
+    log["tokens_per_s"] = timed_steps * bsz * seq / trained_s if trained_s > 0 else None
+    log["seconds"] = time.time() - t_start
+    return log
+
+
+def interval_means(log):
+    """The training loss averaged over each evaluation interval, at the evaluation steps."""
+    out, prev = [], 0
+    for s in log["eval_steps"]:
+        chunk = log["train_loss"][prev:s]
+        out.append(sum(chunk) / len(chunk))
+        prev = s
+    return out
+
+
+def verdict(runs, factor=NOISE_FACTOR):
+    """Whether attnlab's curves agree with sdpa's within the noise (sdpa-math against sdpa), over the evaluation
+    steps all three reached. Returns a dict with the numbers and `agree`."""
+    common = sorted(set.intersection(*(set(runs[n]["eval_steps"]) for n in RUNS)))
+    if not common:
+        return {"agree": False, "why": "no evaluation step common to the three runs"}
+    out = {"steps": common, "factor": factor, "agree": True}
+    for curve in ("validation", "training"):
+        series = {}
+        for n in RUNS:
+            values = runs[n]["val_loss"] if curve == "validation" else interval_means(runs[n])
+            at = dict(zip(runs[n]["eval_steps"], values))
+            series[n] = [at[s] for s in common]
+
+        def rms(d):
+            return math.sqrt(sum(x * x for x in d) / len(d))
+        d_attn = [a - b for a, b in zip(series["attnlab"], series["sdpa"])]
+        d_noise = [a - b for a, b in zip(series["sdpa-math"], series["sdpa"])]
+        c = {"attnlab_rms": rms(d_attn), "attnlab_max": max(map(abs, d_attn)), "attnlab_mean": sum(d_attn) / len(d_attn),
+             "noise_rms": rms(d_noise), "noise_max": max(map(abs, d_noise)), "noise_mean": sum(d_noise) / len(d_noise)}
+        c["agree"] = c["attnlab_rms"] <= factor * c["noise_rms"]
+        out[curve] = c
+        out["agree"] = out["agree"] and c["agree"]
+    return out
+
+
+def verdict_lines(v):
+    if "why" in v:
+        return [f"train_attnlab: no verdict: {v['why']}"]
+    lines = []
+    for curve in ("validation", "training"):
+        c = v[curve]
+        what = "validation loss" if curve == "validation" else "training loss (mean of each interval)"
+        lines.append(f"train_attnlab: {what}: attnlab − sdpa RMS {c['attnlab_rms']:.2e} (max {c['attnlab_max']:.2e}, "
+                     f"mean {c['attnlab_mean']:+.2e}); noise, sdpa-math − sdpa: RMS {c['noise_rms']:.2e} "
+                     f"(max {c['noise_max']:.2e}, mean {c['noise_mean']:+.2e}) → "
+                     f"{'within' if c['agree'] else 'NOT within'} {v['factor']:g}× the noise")
+    lines.append(f"train_attnlab: {'AGREE' if v['agree'] else 'DIFFER'}: the curves of attnlab and SDPA "
+                 f"{'agree' if v['agree'] else 'do not agree'} within the run-to-run noise "
+                 f"({len(v['steps'])} evaluation points, steps {v['steps'][0]}–{v['steps'][-1]})")
+    return lines
+
+
+def plot(json_path, png_path=None):
+    """The picture: training loss (interval means), validation loss, and each curve's distance from sdpa."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    with open(json_path) as f:
+        result = json.load(f)
+    runs, v = result["runs"], result["verdict"]
+    png_path = png_path or os.path.splitext(json_path)[0] + ".png"
+    colors = {"attnlab": "tab:red", "sdpa": "tab:blue", "sdpa-math": "tab:gray"}
+    styles = {"attnlab": "-", "sdpa": "--", "sdpa-math": ":"}
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5))
+    for n in RUNS:
+        r = runs[n]
+        tps = f"{r['tokens_per_s']:,.0f} tokens/s" if r.get("tokens_per_s") else "tokens/s not measured"
+        label = f"{r['label']}: {tps}"
+        axes[0].plot(r["eval_steps"], interval_means(r), styles[n], color=colors[n], label=label, lw=1.6)
+        axes[1].plot(r["eval_steps"], r["val_loss"], styles[n], color=colors[n], label=label, lw=1.6, marker=".")
+    for n in ("attnlab", "sdpa-math"):
+        at = {c: dict(zip(runs[m]["eval_steps"], runs[m]["val_loss"])) for c, m in (("x", n), ("b", "sdpa"))}
+        steps = [s for s in v.get("steps", []) if s in at["x"] and s in at["b"]]
+        axes[2].plot(steps, [at["x"][s] - at["b"][s] for s in steps], styles[n], color=colors[n], marker=".",
+                     label=f"{n} − sdpa, validation")
+        tr = {m: dict(zip(runs[m]["eval_steps"], interval_means(runs[m]))) for m in (n, "sdpa")}
+        axes[2].plot(steps, [tr[n][s] - tr["sdpa"][s] for s in steps], styles[n], color=colors[n], alpha=0.45,
+                     label=f"{n} − sdpa, training (interval mean)")
+    axes[2].axhline(0.0, color="black", lw=0.6)
+    cfg = result["config"]
+    axes[0].set_title(f"training loss (mean of each {cfg['eval_every']} steps)")
+    axes[1].set_title("validation loss (the whole held-out text)")
+    axes[2].set_title("distance from SDPA (memory-efficient)")
+    for ax in axes:
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("cross-entropy (nats)")
+    axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=8)
+    axes[2].legend(fontsize=8)
+    head = (f"Task 7's model ({cfg['layers']} layers × {cfg['width']}, seq {cfg['seq']}, batch {cfg['batch']}), float32, "
+            f"TF32 off, one seed and data order — {result['device']}, torch {result['torch']}")
+    if "why" in v:
+        tail = v["why"]
+    else:
+        tail = (f"{'AGREE' if v['agree'] else 'DIFFER'}: validation RMS distance {v['validation']['attnlab_rms']:.2e} "
+                f"vs noise {v['validation']['noise_rms']:.2e}; training {v['training']['attnlab_rms']:.2e} vs "
+                f"{v['training']['noise_rms']:.2e} (within {v['factor']:g}× the noise: "
+                f"{'yes' if v['agree'] else 'no'})")
+    fig.suptitle(head + "\n" + tail, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return png_path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "train-attnlab"))
+    ap.add_argument("--steps", type=int, help=f"training steps of each run (default {GPU['steps']}; --test {TEST['steps']})")
+    ap.add_argument("--eval-every", type=int, help=f"steps between evaluations (default {GPU['eval_every']})")
+    ap.add_argument("--max-minutes", type=float, help="stop a run after this long (the verdict then uses the steps "
+                                                      "all runs reached)")
+    ap.add_argument("--tokens", help="the text as a file of tools/goldens/train_model.py --write-tokens (default: "
+                                     "build/kjv-tokens.pt where it exists, else the Bible package and tiktoken)")
+    ap.add_argument("--seed", type=int, default=1611)
+    ap.add_argument("--test", action="store_true", help="the CPU, a small model, a few steps, the CPU attention on every "
+                                                         "side: the script end to end without a GPU")
+    ap.add_argument("--plot", metavar="JSON", help="only draw the picture of a run's JSON")
+    ap.add_argument("--png", help="where --plot draws (default: beside the JSON)")
+    args = ap.parse_args()
+    if args.plot:
+        print(f"train_attnlab: wrote {plot(args.plot, args.png)}")
+        return 0
+    if not args.test and not torch.cuda.is_available():
+        print("skipped: no CUDA device (torch sees none); tools/vs_torch/train_attnlab.py --test runs it on the CPU")
+        return 77
+    device = "cpu" if args.test else "cuda"
+    cfg = dict(TEST if args.test else GPU)
+    cfg.update({k: v for k, v in (("steps", args.steps), ("eval_every", args.eval_every)) if v})
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 everywhere: only the attention differs
+    torch.backends.cudnn.allow_tf32 = False
+    if hasattr(torch, "set_float32_matmul_precision"):
+        torch.set_float32_matmul_precision("highest")
+    tokens = args.tokens or (os.path.join(ROOT, "build", "kjv-tokens.pt")
+                             if os.path.isfile(os.path.join(ROOT, "build", "kjv-tokens.pt")) else None)
+    ids = load_tokens(tokens)
+    train, val = split(ids, cfg["val_every"])
+    data = (train, val_windows(val, cfg["seq"], cfg["val_windows"]))
+    where = torch.cuda.get_device_name() if device == "cuda" else "CPU (--test: the CPU attention on every side)"
+    lib = ""
+    if device == "cuda":
+        import attnlab
+        lib = f"; attnlab {attnlab.library_path()[0]} ({attnlab.impl()})"
+    print(f"train_attnlab: {where}, torch {torch.__version__}{lib}; {cfg['layers']} layers × {cfg['width']} wide, "
+          f"sequences of {cfg['seq']}, batches of {cfg['batch']}, {cfg['steps']} steps, evaluation every "
+          f"{cfg['eval_every']} on {data[1][0].shape[0]} windows; {len(ids)} tokens ({len(train)} train)", flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    runs, stop_at = {}, None
+    for name in RUNS:
+        runs[name] = train_one(name, cfg, data, device, args.seed, args.max_minutes, stop_at)
+        if runs[name]["cut_short"]:  # the later runs need go no further: the verdict compares common steps
+            stop_at = runs[name]["steps_done"]
+        tps = runs[name]["tokens_per_s"]
+        print(f"train_attnlab: {name}: {runs[name]['steps_done']} steps in {runs[name]['seconds']:.0f} s, "
+              f"{'%.0f tokens/s' % tps if tps else 'tokens/s not measured'}", flush=True)
+    v = verdict(runs)
+    result = {"config": cfg, "device": where, "torch": torch.__version__, "seed": args.seed, "runs": runs, "verdict": v,
+              "date": time.strftime("%Y-%m-%d")}
+    json_path = os.path.join(args.out, "train_attnlab.json")
+    with open(json_path, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"train_attnlab: wrote {json_path}")
+    for line in verdict_lines(v):
+        print(line, flush=True)
+    try:
+        print(f"train_attnlab: wrote {plot(json_path)}")
+    except ImportError:
+        print(f"train_attnlab: matplotlib is not here: draw the picture elsewhere with tools/vs_torch/train_attnlab.py --plot {json_path}")
+    return 0 if v["agree"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
