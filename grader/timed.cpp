@@ -34,7 +34,7 @@ struct Shape {
     json args;  // the runner's "timed" arguments (without seed and calls)
     double flops, bytes;
     // Each timed request makes `calls` calls back to back (enough that the host's jitter is a small
-    // part of it), `batches` requests per runner; `checks` calls picked afterwards are compared with
+    // part of it), one request per runner in each of `batches` rounds; `checks` calls picked afterwards are compared with
     // the oracle (each costs an oracle run here).
     int calls, batches, checks;
     size_t out_n;
@@ -106,43 +106,48 @@ double runner_memory(const Shape& s, uint64_t seed) {
     return peak;
 }
 
-// One runner's timed requests at a shape, each bracketed by this process's clock.
+// One runner's timed requests at a shape, one per round, each bracketed by this process's clock.
 struct Batches {
-    std::vector<double> bracket_ms;             // per request
+    std::vector<double> bracket_ms;             // per request (round)
     std::vector<uint64_t> seeds;                // per request: call i's inputs come from seed + 4i
     std::vector<std::vector<Digest>> digests;   // per request, per call
-    remote::ProcessReport after_warmup, after;  // threads and signal handlers, from /proc
-    double median_ms() const {
-        std::vector<double> v = bracket_ms;
-        std::sort(v.begin(), v.end());
-        return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-    }
+    remote::ProcessReport after_warmup, after;  // threads and signal handlers, from /proc: the most any round had
 };
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+remote::ProcessReport most_of(const remote::ProcessReport& a, const remote::ProcessReport& b) {
+    remote::ProcessReport m = a;
+    m.threads = std::max(a.threads, b.threads), m.caught_signals = a.caught_signals | b.caught_signals;
+    return m;
+}
 
 // Nothing inside the clock is the runner's to report: the request goes out, the calls run back to back
 // on the device, the reply comes back once all of them are done (its fingerprints are computed after
-// each call on the default stream, so it cannot come sooner).
-Batches time_batches(const Shape& s, uint64_t seed) {
-    Batches b;
+// each call on the default stream, so it cannot come sooner). The runner is a fresh one (the caller
+// stopped the one before); it is stopped again afterwards.
+void time_one_request(const Shape& s, uint64_t seed, int round, Batches& b) {
     // One untimed request first, so the runner's start, its CUDA context and its kernels' loading stay
-    // outside the clock.
-    remote::request(timed_request(s.args, seed ^ 0x5eedull, 1));
-    b.after_warmup = remote::runner_process_report();
-    for (int r = 0; r < s.batches; ++r) {
-        const uint64_t batch_seed = seed + uint64_t(r) * 4 * uint64_t(s.calls + 1);
-        const remote::Message req = timed_request(s.args, batch_seed, s.calls);
-        const auto t0 = std::chrono::steady_clock::now();
-        const remote::Message reply = remote::request(req, {});
-        b.bracket_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        std::vector<Digest> ds;
-        for (const auto& d : reply.head.at("timing").at("digests"))
-            ds.push_back({d.at(0).get<double>(), d.at(1).get<double>(), d.at(2).get<double>()});
-        if (int(ds.size()) != s.calls) throw remote::RunnerFailure("the runner returned the wrong number of timed calls");
-        b.seeds.push_back(batch_seed);
-        b.digests.push_back(std::move(ds));
-    }
-    b.after = remote::runner_process_report();
-    return b;
+    // outside the clock; at the small shapes a whole request's worth of calls, so that the GPU has been
+    // busy for a while (clocks up) when the clock starts, as it has in every round of every runner.
+    remote::request(timed_request(s.args, (seed + uint64_t(round)) ^ 0x5eedull, s.calls > 2 ? s.calls : 1));
+    b.after_warmup = most_of(b.after_warmup, remote::runner_process_report());
+    const uint64_t batch_seed = seed + uint64_t(round) * 4 * uint64_t(s.calls + 1);
+    const remote::Message req = timed_request(s.args, batch_seed, s.calls);
+    const auto t0 = std::chrono::steady_clock::now();
+    const remote::Message reply = remote::request(req, {});
+    b.bracket_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    std::vector<Digest> ds;
+    for (const auto& d : reply.head.at("timing").at("digests"))
+        ds.push_back({d.at(0).get<double>(), d.at(1).get<double>(), d.at(2).get<double>()});
+    if (int(ds.size()) != s.calls) throw remote::RunnerFailure("the runner returned the wrong number of timed calls");
+    b.seeds.push_back(batch_seed);
+    b.digests.push_back(std::move(ds));
+    b.after = most_of(b.after, remote::runner_process_report());
+    remote::stop_runner();
 }
 
 // What the submission's runner does outside its calls that the harness alone does not: threads left
@@ -273,35 +278,47 @@ std::vector<Shape> shapes_of(int task, CublasGemm& gemm) {
 }
 
 // Per call, what the submission's requests took beyond the null runner's (the harness alone: inputs
-// made, outputs poisoned, L2 flushed, fingerprints, the request itself): medians of the brackets.
-double per_call_ms(const Batches& side, const Batches& null, int calls) { return (side.median_ms() - null.median_ms()) / calls; }
+// made, outputs poisoned, L2 flushed, fingerprints, the request itself): the median over the rounds of
+// each round's difference. Paired by round, a drift of the GPU's clocks or of the host's load over the
+// measurement cancels; and as every round starts fresh processes, what one process's luck costs or
+// saves (where its buffers landed) is one sample of the median, not the whole measurement.
+double per_call_ms(const Batches& side, const Batches& null, int calls) {
+    std::vector<double> diff;
+    for (size_t r = 0; r < side.bracket_ms.size() && r < null.bracket_ms.size(); ++r)
+        diff.push_back(side.bracket_ms[r] - null.bracket_ms[r]);
+    return median(diff) / calls;
+}
 
-// Measures one shape: the null runner, the submission's runner and the reference's, each with its own
-// timed requests; checks the submission's fingerprints; returns the measurement row. An empty
-// ref_bin_dir: the submission alone (the student kit has no reference; its grader estimates from
-// stored times).
 json measure_shape(const Shape& s, const std::string& bin_dir, const std::string& ref_bin_dir, std::mt19937_64& g,
                    Bencher& bench, bool with_baselines) {
     json row = {{"name", s.name}, {"flops", s.flops}, {"bytes", s.bytes}, {"calls", s.calls}, {"batches", s.batches}};
     const uint64_t seed = g() >> 20, ref_seed = g() >> 20, null_seed = g() >> 20;
     Batches null, mine, ref;
-    remote::with_null_runner([&] { null = time_batches(s, null_seed); });
-    row["harness_ms"] = null.median_ms() / s.calls;
-    remote::use_runner_dir(bin_dir);
-    try {
-        mine = time_batches(s, seed);
-    } catch (const std::exception& e) {
-        row["failed_calls"] = 1, row["checked_calls"] = 0, row["reason"] = e.what(), row["ms"] = 0;
-        return row;
-    }
-    const std::string outside = outside_the_call(mine, null);
-    remote::stop_runner();  // nothing of the submission's runs while the reference is timed
-    if (!ref_bin_dir.empty()) {
+    // `batches` rounds, one request of each runner a round, one runner alive at a time (nothing of the
+    // submission's runs while another is timed), each a fresh process. The submission's request sits in
+    // the middle of its round and the other two swap places from round to round (null, mine, ref; ref,
+    // mine, null; …), so that a drift over the rounds weighs on both sides of every difference alike.
+    auto time_null = [&](int r) { remote::with_null_runner([&] { time_one_request(s, null_seed, r, null); }); };
+    auto time_ref = [&](int r) {
+        if (ref_bin_dir.empty()) return;
         remote::use_runner_dir(ref_bin_dir);
-        ref = time_batches(s, ref_seed);
-        remote::stop_runner();
-        row["ref_ms"] = per_call_ms(ref, null, s.calls), row["ref_bracket_ms"] = ref.bracket_ms;
+        time_one_request(s, ref_seed, r, ref);
+    };
+    for (int r = 0; r < s.batches; ++r) {
+        r % 2 ? time_ref(r) : time_null(r);
+        remote::use_runner_dir(bin_dir);
+        try {
+            time_one_request(s, seed, r, mine);
+        } catch (const std::exception& e) {
+            remote::stop_runner();
+            row["failed_calls"] = 1, row["checked_calls"] = 0, row["reason"] = e.what(), row["ms"] = 0;
+            return row;
+        }
+        r % 2 ? time_null(r) : time_ref(r);
     }
+    row["harness_ms"] = median(null.bracket_ms) / s.calls;
+    const std::string outside = outside_the_call(mine, null);
+    if (!ref_bin_dir.empty()) row["ref_ms"] = per_call_ms(ref, null, s.calls), row["ref_bracket_ms"] = ref.bracket_ms;
     row["ms"] = per_call_ms(mine, null, s.calls), row["bracket_ms"] = mine.bracket_ms, row["null_bracket_ms"] = null.bracket_ms;
     // Every call's output must be finite (outputs are poisoned before each call) and unlike every other
     // call's (each had its own inputs); `checks` calls, picked now, must carry the fingerprint of the

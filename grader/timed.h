@@ -2,7 +2,8 @@
 // a child process, like everything that touches the GPU). For each of the task's course shapes it
 // sends timed requests — many calls back to back on fresh inputs made from nonces — to the null
 // runner (the harness with a submission that does nothing), the submission's runner and the
-// reference's, one runner alive at a time, and times each request with its own clock. A call's
+// reference's, in rounds that start each afresh (one runner alive at a time, the submission's in the
+// middle of each round), and times each request with its own clock. A call's
 // time is what the request took beyond the null runner's, per call: no runner reports a time, so
 // nothing the submission can run or replace sits between the clock and the report. It checks every
 // timed call's fingerprint for NaN and repeats, and those of calls it picks afterwards against the

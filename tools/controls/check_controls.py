@@ -22,6 +22,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADER_TIMEOUT_S = 1800
@@ -248,6 +249,7 @@ def main():
         if args.prebuilt and c.get("static"):
             continue  # a symbol check needs the objects, which stay where they were built
         for _ in range(args.repeat):
+            started = time.monotonic()
             ok, why = check(c, args.prebuilt)
             passed, failed, skipped = passed + (ok is True), failed + (ok is False), skipped + (ok is None)
             label = {True: "caught", False: "MISSED", None: "skipped"}[ok]
@@ -256,7 +258,7 @@ def main():
                 m = re.search(r"credit (\d+)%", why)
                 if m:
                     credits.setdefault(c["name"], []).append(int(m.group(1)))
-            print(f"  [{label}] {c['name']:<30} {why}", flush=True)
+            print(f"  [{label}] {c['name']:<30} {why} ({time.monotonic() - started:.0f} s)", flush=True)
     for name, cs in credits.items():
         if len(cs) > 1:
             print(f"  spread of {name}: credit {min(cs)}–{max(cs)}% over {len(cs)} runs ({', '.join(f'{x}%' for x in cs)})")
