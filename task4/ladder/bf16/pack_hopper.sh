@@ -16,8 +16,9 @@ for c in accumulator no_rescale partial_tile_dropped; do
   n=task4b_bf16_$c
   mkdir -p build/controls/$n/src $B/ctl_bf16_$c
   patch --quiet -o build/controls/$n/src/flash_attention_bf16.cu task4/reference/flash_attention_bf16.cu task4/controls/bf16_$c.patch
-  make --no-print-directory -j2 IMPL=reference \
-    "TASK4_SRC=task4/reference/flash_attention.cu build/controls/$n/src/flash_attention_bf16.cu task4/reference/flash_attention_bf16_sm90.cu" \
+  # Task 4's reference sources with the patched file in place (as check_controls.py builds a control)
+  srcs=$(cd tools/controls && /usr/bin/python3 -c "import check_controls as c; print(' '.join(c.task_sources(4, 'task4/reference/flash_attention_bf16.cu', 'build/controls/$n/src/flash_attention_bf16.cu')))")
+  make --no-print-directory -j2 IMPL=reference "TASK4_SRC=$srcs" \
     RUNNER_BIN_DIR=build/controls/$n build/controls/$n/runner_task4
   strip -o $B/ctl_bf16_$c/runner_task4 build/controls/$n/runner_task4
 done
