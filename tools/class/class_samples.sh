@@ -12,13 +12,21 @@ cd "$(dirname "$0")/../.."
 make --no-print-directory setup SETUP_TASKS=none >&2  # as `make taskN`: the packages (unifdef)
 OUTDIR=${1:?usage: class_samples.sh DIR}
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
-# A solution as a student hands it in: one file, with the reference's own headers (taskN/reference/*.cuh) pasted in.
+# A solution as a student hands it in: one file, with the reference's own headers (taskN/reference/*.cuh) pasted in,
+# and the ladder's (4b's Hopper path is rung 10 of the bf16 ladder: task4/ladder/bf16/*.cuh), each once, nested ones too.
 inline_reference_headers() {
   /usr/bin/python3 -c '
 import re, sys
-for line in sys.stdin:
-    m = re.match(r"#include \"(task[0-9]+/reference/[^\"]+)\"", line)
-    sys.stdout.write("".join(l for l in open(m.group(1)) if not l.startswith("#pragma once")) if m else line)'
+seen = set()
+def paste(lines):
+    for line in lines:
+        m = re.match(r"#include \"(task[0-9]+/(reference|ladder)/[^\"]+)\"", line)
+        if not m:
+            sys.stdout.write(line)
+        elif m.group(1) not in seen:
+            seen.add(m.group(1))
+            paste(l for l in open(m.group(1)) if not l.startswith("#pragma once"))
+paste(sys.stdin)'
 }
 solve() {  # solve STUDENT TASK...: the model solutions of these tasks into STUDENT's skeleton folders
   local who=$1 f; shift
