@@ -632,6 +632,8 @@ def main():
     ap.add_argument("--tasks", help="grade only these tasks, e.g. 4,5")
     ap.add_argument("--build-only", action="store_true", help="build the runners, grade nothing (a build machine)")
     ap.add_argument("--grade-only", action="store_true", help="grade runners an earlier --build-only built (a GPU node)")
+    ap.add_argument("--no-setup", action="store_true",
+                    help="skip `make setup` (a GPU node without the course's packages, its goldens made there or carried)")
     args = ap.parse_args()
     tasks = sorted({int(t) for t in args.tasks.split(",") if t.strip()}) if args.tasks else None
     os.makedirs(args.out, exist_ok=True)
@@ -647,7 +649,7 @@ def main():
     if not args.submissions:
         ap.error("--submissions DIR is needed")
     subs = submissions(args.submissions)
-    if args.index is None:  # what `make taskN` does first: packages, goldens (an array task uses what --slurm set up)
+    if args.index is None and not args.no_setup:  # what `make taskN` does first: packages, goldens (an array task uses what --slurm set up)
         subprocess.run(["make", "--no-print-directory", "setup", "SETUP_TASKS=" + " ".join(map(str, tasks or rubric_tasks()))],
                        cwd=ROOT, check=True)
     if args.slurm:
