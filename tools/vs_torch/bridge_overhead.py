@@ -156,7 +156,7 @@ def main():
     print(f"host time per call (median of {args.calls}; prompt {PREFILL}, cache {CACHE}):")
     for what, us in host_costs(args.calls, "cuda"):
         print(f"  {what:<48} {us:8.2f} µs")
-    import attnlab.hf  # noqa: F401
+    from attnlab import hf  # noqa: F401  (registers nothing yet; `import attnlab.hf` here would make attnlab local to main)
     import transformers
     print(f"Hugging Face {transformers.__version__}, GPT-2 124M (random weights), batch 1, {args.tokens} greedy tokens, "
           f"median of {args.runs} runs:")
