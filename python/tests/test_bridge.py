@@ -555,7 +555,7 @@ class TrainOnYourKernels(unittest.TestCase):
         import train_attnlab
         cls.ta = train_attnlab
 
-    def test_model_is_train_models(self):  # CourseGPT.forward is GPT2.forward with the attention passed in
+    def test_model_is_train_models(self):  # CourseGPT is GPT2 with its attend() passed in
         import llm_reference
         import train_model
         torch.manual_seed(3)

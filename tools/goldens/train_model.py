@@ -70,8 +70,14 @@ class GPT2(torch.nn.Module):
     def w(self, name):
         return self.p[name.replace(".", "__")]
 
+    def attend(self, q, k, v):
+        """Causal attention on [B, H, T, D]: on a GPU torch's fused SDPA (the same causal softmax). The one place
+        tools/vs_torch/train_attnlab.py changes (it passes its own)."""
+        return ref.causal_attention(q, k, v) if q.device.type == "cpu" else \
+            torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
     def forward(self, tokens):
-        """Logits [B, T, V]; on a GPU the attention is torch's fused SDPA (the same causal softmax)."""
+        """Logits [B, T, V]."""
         B, T = tokens.shape
         c = self.cfg
         C, H = c["n_embd"], c["n_head"]
@@ -81,9 +87,7 @@ class GPT2(torch.nn.Module):
             h = f"h.{i}."
             a = torch.nn.functional.layer_norm(x, (C,), self.w(h + "ln_1.weight"), self.w(h + "ln_1.bias"), 1e-5)
             q, k, v = (a @ self.w(h + "attn.c_attn.weight") + self.w(h + "attn.c_attn.bias")).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)
-            o = ref.causal_attention(q, k, v) if q.device.type == "cpu" else \
-                torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-            o = o.permute(0, 2, 1, 3).reshape(B, T, C)
+            o = self.attend(q, k, v).permute(0, 2, 1, 3).reshape(B, T, C)
             x = x + drop(o @ self.w(h + "attn.c_proj.weight") + self.w(h + "attn.c_proj.bias"))
             a = torch.nn.functional.layer_norm(x, (C,), self.w(h + "ln_2.weight"), self.w(h + "ln_2.bias"), 1e-5)
             x = x + drop(ref.gelu_tanh(a @ self.w(h + "mlp.c_fc.weight") + self.w(h + "mlp.c_fc.bias")) @ self.w(h + "mlp.c_proj.weight")

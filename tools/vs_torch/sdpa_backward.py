@@ -9,29 +9,15 @@ and says so; TFLOP/s are per the batch that ran.
 Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/sdpa_backward.py [--quick]"""
 import gc
 import math
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from sdpa_bf16 import time_ms  # events around one call, L2 flushed before it, warm-up, median
+
 ATOL, RTOL = 2e-5, 1e-4  # the tests' tolerance (task4/README.md)
-
-
-def time_ms(fn, flush, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times), len(times)
 
 
 def grads64(q, k, v, g, causal):
@@ -59,7 +45,8 @@ def run(backend, B, H, S, D, causal, flush, big):
         rel = math.sqrt(sum(((a[0, 0].double() - w) ** 2).sum().item() for a, w in zip(grads, want)) /
                         sum((w ** 2).sum().item() for w in want))
         del grads
-        ms, n = time_ms(fn, flush, 1 if big else 3, 3 if big else 20)
+        n = 3 if big else 20
+        ms = time_ms(fn, flush, 1 if big else 3, n)
     return ms, n, worst, share, rel
 
 

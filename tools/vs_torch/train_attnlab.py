@@ -55,31 +55,12 @@ TEST = dict(layers=2, width=64, seq=64, batch=4, lr=1e-3, dropout=0.2, weight_de
 
 
 class CourseGPT(tm.GPT2):
-    """tools/goldens/train_model.py's GPT2 with the attention passed in: `attend(q, k, v)` on [B, H, T, D], causal.
-    forward() is GPT2.forward with that one line changed (python/tests/test_bridge.py checks they agree)."""
+    """tools/goldens/train_model.py's GPT2 with the attention passed in: `attend(q, k, v)` on [B, H, T, D], causal,
+    in place of GPT2.attend (python/tests/test_bridge.py checks they agree)."""
 
     def __init__(self, *args, attend, **kwargs):
         super().__init__(*args, **kwargs)
         self.attend = attend
-
-    def forward(self, tokens):
-        B, T = tokens.shape
-        c = self.cfg
-        C, H = c["n_embd"], c["n_head"]
-        drop = (lambda t: torch.nn.functional.dropout(t, self.dropout)) if self.training and self.dropout > 0 else (lambda t: t)
-        x = drop(self.w("wte.weight")[tokens] + self.w("wpe.weight")[:T])
-        for i in range(c["n_layer"]):
-            h = f"h.{i}."
-            a = torch.nn.functional.layer_norm(x, (C,), self.w(h + "ln_1.weight"), self.w(h + "ln_1.bias"), 1e-5)
-            q, k, v = (a @ self.w(h + "attn.c_attn.weight") + self.w(h + "attn.c_attn.bias")).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)
-            o = self.attend(q, k, v)
-            o = o.permute(0, 2, 1, 3).reshape(B, T, C)
-            x = x + drop(o @ self.w(h + "attn.c_proj.weight") + self.w(h + "attn.c_proj.bias"))
-            a = torch.nn.functional.layer_norm(x, (C,), self.w(h + "ln_2.weight"), self.w(h + "ln_2.bias"), 1e-5)
-            x = x + drop(ref.gelu_tanh(a @ self.w(h + "mlp.c_fc.weight") + self.w(h + "mlp.c_fc.bias")) @ self.w(h + "mlp.c_proj.weight")
-                         + self.w(h + "mlp.c_proj.bias"))
-        x = torch.nn.functional.layer_norm(x, (C,), self.w("ln_f.weight"), self.w("ln_f.bias"), 1e-5)
-        return x @ self.w("wte.weight").T
 
 
 def attention_for(name, device):
