@@ -21,6 +21,10 @@ PYTHON    ?= /usr/bin/python3
 OUT       ?= .
 CXX       ?= g++
 NVCC      ?= nvcc
+# A compiler cache for the compiles (not links), empty by default: `make test` sets CCACHE=ccache with a cache of its
+# own in build/ccache, so that the kit's build and the controls reuse the reference build's objects. Class grading
+# never uses one (tools/class/batch_grade.py sets CCACHE= for every student build: no cache shared between students).
+CCACHE    ?=
 CUDA_HOME ?= /usr/local/cuda
 # sm_80 (A100) and sm_90 (H100/H200) machine code, plus PTX for anything newer.
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
@@ -33,9 +37,10 @@ HOPPER_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,cod
 %/flash_attention_bf16_sm90.o: NVCCFLAGS += -DATTNLAB_SM90A=1
 
 CXXFLAGS  ?= -O2 -g
-CXXFLAGS  += -std=c++17 -Wall -Wextra -I. -I$(CUDA_HOME)/include -DFMT_HEADER_ONLY -DATTNLAB_ROOT='"$(CURDIR)"' -MMD -MP
+# -fPIC everywhere: the Python bridge (make python) links the same objects as the tests into a shared library.
+CXXFLAGS  += -std=c++17 -fPIC -Wall -Wextra -I. -I$(CUDA_HOME)/include -DATTNLAB_ROOT='"$(CURDIR)"' -MMD -MP
 NVCCFLAGS ?= -O3 -lineinfo
-NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -I. -Xcompiler -Wall,-Wextra -MMD -MP
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -I. -Xcompiler -fPIC,-Wall,-Wextra -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lpcre2-8 -lpthread
 
 CPU_TASKS := 1 3
@@ -63,7 +68,7 @@ TASK7_EXTRA := task4/tuning.cpp task7/tokenizer.cpp task7/gpt2.cpp
 TASK7_USES  := 4 5 6
 task_impl_src = $(foreach u,$(TASK$(1)_USES) $(1),$(TASK$(u)_SRC))
 
-HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/cases.cpp \
+HARNESS_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/cases.cpp \
                common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \
@@ -74,8 +79,8 @@ HARNESS_SRC := common/tensor.cpp common/safetensors.cpp common/compare.cpp commo
 # A runner (build/<impl>/bin/runner_taskN) is the only program that holds student code: the channel,
 # device staging, the task's operations (taskN/serve.cpp) and what the student's code may call.
 # No oracle, no cuBLAS (Tasks 6 and 7: the model's projections need it), nothing that judges.
-RUNNER_CPU_SRC := common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_cpu.cpp common/remote/wire.cpp
-RUNNER_GPU_SRC := common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_gpu.cpp common/remote/wire.cpp \
+RUNNER_CPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_cpu.cpp common/remote/wire.cpp
+RUNNER_GPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_gpu.cpp common/remote/wire.cpp \
                   common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/fill.cu common/cuda/digest.cu common/cuda/timed_calls.cpp
 RUNNER_LDLIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lpthread
 TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
@@ -161,26 +166,26 @@ $(foreach t,$(TASKS),goldens-if-stale-task$(t)): goldens-if-stale-task%:
 # ---- objects ---------------------------------------------------------------------------------
 $(COMMON)/%.o: %.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(COMMON)/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 # The implementation side: SOLUTION=1 turns on the reference's solution blocks — for the reference
 # only: a student's file compiled with it could switch on code it copied or included.
 SOLUTION_FLAG = $(if $(filter build/reference/%,$@),-DSOLUTION=1,)
 $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(SOLUTION_FLAG) -c $< -o $@
+	$(CCACHE) $(CXX) $(CXXFLAGS) $(SOLUTION_FLAG) -c $< -o $@
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(SOLUTION_FLAG) -c $< -o $@
+	$(CCACHE) $(NVCC) $(NVCCFLAGS) $(SOLUTION_FLAG) -c $< -o $@
 
 $(BUILD)/grader/main.o: grader/main.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
+	$(CCACHE) $(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
 
 $(COMMON)/grader/protected_manifest.cpp: grader/protected.sha256
 	@mkdir -p $(dir $@)
@@ -250,15 +255,15 @@ unit: $(BUILD)/bin/unit_tests
 
 # ---- the Python bridge (python/attnlab) ---------------------------------------------------------
 # build/<impl>/python/libattnlab.so: python/bridge.cpp's C interface over the student's Tasks 2, 4 and 5,
-# from the same sources the tests link, compiled again with -fPIC (objects under build/<impl>/python/).
+# linked from the same objects as the tests (every object is compiled -fPIC); bridge.cpp's own under build/<impl>/python/.
 # CUDA's runtime is linked statically: the library needs only the driver, whatever CUDA torch carries.
 # Task 4's backward bonus (task4/task4_backward.h) is part of Task 4's implementation; named apart so that the bridge
 # links it whatever TASK4_SRC says (listed once if TASK4_SRC has it too).
 PY_BUILD    := $(BUILD)/python
 TASK4_BACKWARD_SRC ?= task4/$(IMPL)/flash_attention_backward.cu
-BRIDGE_SRC   = python/bridge.cpp $(TASK2_SRC) $(sort $(TASK4_SRC) $(TASK4_BACKWARD_SRC)) $(TASK5_SRC) task4/tuning.cpp \
-               common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
-BRIDGE_OBJ   = $(addprefix $(PY_BUILD)/,$(addsuffix .o,$(basename $(BRIDGE_SRC))))
+BRIDGE_OBJ   = $(PY_BUILD)/python/bridge.o $(call obj_impl,$(TASK2_SRC) $(sort $(TASK4_SRC) $(TASK4_BACKWARD_SRC)) $(TASK5_SRC)) \
+               $(call obj_common,task4/tuning.cpp common/fmt_impl.cpp common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp \
+                                 common/tensor.cpp common/compare.cpp)
 # The package (python/pyproject.toml): `pip install -e python/` finds this library in build/$(IMPL)/python/ of the
 # checkout; the wheel in build/<impl>/python/dist/ carries it (and task4/tuning.json) inside, for anywhere else.
 PY_WHEEL := $(PY_BUILD)/dist/.built
@@ -284,12 +289,9 @@ hf-attnlab: python
 TRAIN_OUT ?= build/train-attnlab
 train-attnlab: python
 	PYTHONPATH=$(CURDIR)/.deps/py ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/train_attnlab.py --out $(TRAIN_OUT) $(TRAIN_ARGS)
-$(PY_BUILD)/%.o: %.cpp
+$(PY_BUILD)/python/bridge.o: python/bridge.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -fPIC $(SOLUTION_FLAG) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
-$(PY_BUILD)/%.o: %.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC $(SOLUTION_FLAG) -c $< -o $@
+	$(CCACHE) $(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
 
 # ---- Task 4's bf16 bonus (task4/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
 # Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
@@ -398,7 +400,7 @@ build/reference/bin/tune_task4: $(call obj_common,task4/tune_task4.cpp $(TASK4_E
 ifneq ($(BUILD),build/reference)
 build/reference/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
+	$(CCACHE) $(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
 
 build/reference/bin/%: FORCE
 	@$(MAKE) --no-print-directory IMPL=reference $@

@@ -12,20 +12,62 @@ PY=/usr/bin/python3
 CPU_TASKS="1 3"
 GPU_TASKS="2 4 5 6 7"
 LOG=build/test-logs
+JOBS=$(nproc)
 passed=0 failed=0 skipped=0
+NAMES=() TIMES=() MARKS=()  # the clock: each step's name, seconds and mark ("‖": it ran beside the steps around it)
+
+# A compiler cache of the run's own (build/ccache, cold in a fresh clone; ccache comes with the deps step): what two
+# steps compile alike is compiled once — the kit's build and the exploits' harness files reuse the reference build's
+# objects. Hits across folders (the kit is another checkout) need no working directory in the hash.
+use_compiler_cache() {
+  command -v ccache >/dev/null && export CCACHE=ccache CCACHE_DIR=$PWD/build/ccache CCACHE_NOHASHDIR=1 CCACHE_BASEDIR=$PWD
+  return 0
+}
+
+report() {  # report NAME RC SECONDS MARK: one line, counted, and the clock's row
+  local name=$1 rc=$2 secs=$3 log="$LOG/${1// /_}.log"
+  NAMES+=("$name") TIMES+=("$secs") MARKS+=("$4")
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1)); printf 'ok    %-44s %4ss\n' "$name" "$secs"
+  elif [ "$rc" -eq 77 ]; then
+    skipped=$((skipped + 1)); printf 'skip  %-44s %4ss   %s\n' "$name" "$secs" "$(tail -n 1 "$log")"
+  else
+    failed=$((failed + 1)); printf 'FAIL  %-44s %4ss   (log: %s)\n' "$name" "$secs" "$log"
+    tail -n 25 "$log" | sed 's/^/      /'
+  fi
+}
 
 step() {  # step NAME COMMAND...: runs it, logs it, counts it (exit 77 = skipped)
   local name=$1; shift
-  local log="$LOG/${name// /_}.log" t0=$SECONDS rc=0
-  "$@" >"$log" 2>&1 || rc=$?
-  if [ $rc -eq 0 ]; then
-    passed=$((passed + 1)); printf 'ok    %-44s %4ss\n' "$name" $((SECONDS - t0))
-  elif [ $rc -eq 77 ]; then
-    skipped=$((skipped + 1)); printf 'skip  %-44s %4ss   %s\n' "$name" $((SECONDS - t0)) "$(tail -n 1 "$log")"
-  else
-    failed=$((failed + 1)); printf 'FAIL  %-44s %4ss   (log: %s)\n' "$name" $((SECONDS - t0)) "$log"
-    tail -n 25 "$log" | sed 's/^/      /'
-  fi
+  local t0=$SECONDS rc=0
+  "$@" >"$LOG/${name// /_}.log" 2>&1 || rc=$?
+  report "$name" $rc $((SECONDS - t0)) ""
+}
+
+# Steps that leave a core idle run beside each other: `beside NAME COMMAND...` starts one in the background,
+# `joined` waits for all of them and reports each in the order they started.
+BESIDE=()
+beside() {
+  local name=$1; shift
+  ( t0=$SECONDS; rc=0; "$@" >"$LOG/${name// /_}.log" 2>&1 || rc=$?; echo "$rc $((SECONDS - t0))" > "$LOG/${name// /_}.status" ) &
+  BESIDE+=("$name")
+}
+joined() {
+  wait
+  local name rc secs
+  for name in "${BESIDE[@]}"; do
+    read -r rc secs < "$LOG/${name// /_}.status" || { rc=1 secs=0; }
+    report "$name" "$rc" "$secs" "‖"
+  done
+  BESIDE=()
+}
+
+clock() {  # the table of every step's time, and the whole run's
+  local i
+  echo
+  echo "step times (s; ‖ = ran beside its neighbours marked so), $JOBS cores:"
+  for i in "${!NAMES[@]}"; do printf '  %5s %s %s\n' "${TIMES[$i]}" "${MARKS[$i]:- }" "${NAMES[$i]}"; done
+  printf '  %5s   total (wall clock of make test)\n' "$SECONDS"
 }
 
 # The skeleton must fail every case cleanly: no crash, no case passing, each TODO named.
@@ -79,9 +121,10 @@ mkdir -p "$LOG"
 if ! ls task*/reference >/dev/null 2>&1; then
   # The student kit: no reference, no controls. Build, check the harness, grade what is there.
   step "deps" bash tools/setup/install_deps.sh || exit 1
+  use_compiler_cache
   step "goldens" $MAKE goldens-if-stale
   step "check-protected (harness sums current)" $MAKE check-protected
-  step "build" $MAKE -j2 IMPL=skeleton all
+  step "build" $MAKE -j$JOBS IMPL=skeleton all
   step "harness unit tests" ./build/skeleton/bin/unit_tests
   step "grader's command line (CLI11)" grader_command_line ./build/skeleton/bin/grader
   step "task7 tokenizer = tiktoken, checkpoint checks" ./build/skeleton/bin/task7_cpu_tests
@@ -89,24 +132,29 @@ if ! ls task*/reference >/dev/null 2>&1; then
   step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
   step "python bridge: checks, torch op, make python" $PY python/tests/test_bridge.py
   step "grade (writes Results.md)" $MAKE grade OUT=build/grade
+  clock
   echo "test: $passed passed, $failed failed, $skipped skipped"
   [ $failed -eq 0 ]; exit
 fi
 step "deps" bash tools/setup/install_deps.sh || exit 1
-step "goldens" $MAKE goldens-if-stale
+use_compiler_cache
 step "check-skeleton (unifdef drift)" $MAKE check-skeleton
 step "check-protected (harness sums current)" $MAKE check-protected
-step "build reference" $MAKE -j2 IMPL=reference all
-step "build skeleton" $MAKE -j2 IMPL=skeleton all
+# torch makes the goldens on one core while the other compiles
+beside "goldens" $MAKE goldens-if-stale
+step "build reference" $MAKE -j$JOBS IMPL=reference all
+joined
+step "build skeleton" $MAKE -j$JOBS IMPL=skeleton all
 step "harness unit tests" ./build/reference/bin/unit_tests
 step "grader's command line (CLI11)" grader_command_line ./build/reference/bin/grader
 step "task7 tokenizer = tiktoken, checkpoint checks" ./build/reference/bin/task7_cpu_tests
 step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_summary.py
 step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
-step "python bridge: checks, torch op, make python" $PY python/tests/test_bridge.py
 step "python bridge on the GPU (or skip)" env ATTNLAB_IMPL=reference $PY python/tests/test_bridge_gpu.py
 step "make profile-task4, sanitize-task4 (GPU or skip)" gpu_tools_run_or_skip reference
-step "make model (smoke: 20 training steps)" $MAKE model MODEL_DIR=build/model-smoke MODEL_ARGS="--steps 20"
+# Python and torch (mostly one core each) beside the task tests and grades (one runner at a time)
+beside "python bridge: checks, torch op, make python" $PY python/tests/test_bridge.py
+beside "make model (smoke: 20 training steps)" $MAKE model MODEL_DIR=build/model-smoke MODEL_ARGS="--steps 20"
 for t in $CPU_TASKS; do
   step "task$t reference passes" ./build/reference/bin/task$t
   step "task$t skeleton fails cleanly" skeleton_fails_cleanly ./build/skeleton/bin/task$t
@@ -118,16 +166,21 @@ done
 # Without a GPU the GPU tasks must be graded "not run", never passed; with one, like the CPU tasks.
 # (a GPU test binary exits 77 without a device; Catch2's --list-tests exits with the number listed)
 ./build/reference/bin/task2 --list-tests >/dev/null 2>&1
-if [ $? -ne 77 ]; then GRADED="$CPU_TASKS $GPU_TASKS" NOT_RUN=""
-else GRADED="$CPU_TASKS" NOT_RUN="--not-run $GPU_TASKS"; fi
+if [ $? -ne 77 ]; then GRADED="$CPU_TASKS $GPU_TASKS" NOT_RUN="" ONE_ARCH=""
+else GRADED="$CPU_TASKS" NOT_RUN="--not-run $GPU_TASKS" ONE_ARCH="--one-arch"; fi  # no GPU: its builds are only compiled
 step "grade reference: full marks" bash -c "$MAKE grade IMPL=reference OUT=build/grade-reference && \
   $PY tools/ci/check_grade.py build/grade-reference/results.json --full $GRADED $NOT_RUN"
 step "grade skeleton: 0, each TODO named" bash -c "$MAKE grade IMPL=skeleton OUT=build/grade-skeleton && \
   $PY tools/ci/check_grade.py build/grade-skeleton/results.json --zero $GRADED $NOT_RUN --reason 'not implemented'"
-step "negative controls" $PY tools/controls/check_controls.py
-step "exploit suite (known-bad submissions)" $PY tools/controls/check_exploits.py
-step "student kit: no solution code, builds alone" bash tools/kit/check_release.sh
-step "batch grading, Slurm array, Gradescope entry" bash tools/class/check_batch.sh
+joined
+# Known-bad submissions: each compiles its one file and links its task's runner against the reference build,
+# $JOBS side by side (one at a time wherever a GPU times them).
+step "negative controls" $PY tools/controls/check_controls.py --jobs $JOBS $ONE_ARCH
+step "exploit suite (known-bad submissions)" $PY tools/controls/check_exploits.py --jobs $JOBS $ONE_ARCH
+beside "student kit: no solution code, builds alone" bash tools/kit/check_release.sh
+beside "batch grading, Slurm array, Gradescope entry" bash tools/class/check_batch.sh
+joined
 
+clock
 echo "test: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

@@ -384,7 +384,8 @@ def run_limited(argv, cwd, log, timeout, env=None, preexec=limits):
 def build(tree, targets, log, timeout):
     """Makes `targets` in `tree` (the course's Makefile, IMPL=skeleton) inside the sandbox; returns
     (how it was sandboxed, whether it built)."""
-    cmd = ["make", "--no-print-directory", "-j2", "IMPL=skeleton"] + targets
+    # CCACHE= : no compiler cache, whatever the environment says (make test's would be shared between students)
+    cmd = ["make", "--no-print-directory", "-j2", "IMPL=skeleton", "CCACHE="] + targets
     if os.environ.get("CUDA_ARCH"):  # e.g. sm_90 alone, for a class graded on H100s
         cmd.append("CUDA_ARCH=" + os.environ["CUDA_ARCH"])
     how = sandbox_kind()

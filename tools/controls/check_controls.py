@@ -13,8 +13,15 @@ timed by the grader (--perf-only) against the reference, and their speed credit 
 --repeat N grades each selected control N times (a GPU run): a calibration case's credit is printed for
 every run and its spread (lowest and highest) at the end, the figure docs/grader.md gives for how much a
 grade moves from run to run.
+
+What it costs (`make test` runs it on 2 cores without a GPU): a control compiles only its patched file and links
+only the runner of its task against the reference build's objects; the reference's grader grades it (the grader
+links no student code). --one-arch (make test, without a GPU) compiles that file for sm_90 alone: nothing here
+runs it, so one architecture proves it builds. --jobs N checks N controls side by side; a GPU run is always
+one at a time, so that no control is timed beside another.
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
@@ -26,6 +33,16 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADER_TIMEOUT_S = 1800
+REFERENCE_GRADER = "build/reference/bin/grader"
+CARRIED_REFERENCE = "build/carry/reference"  # on the GPU machine: the reference's grader and runners, built elsewhere
+# What the Makefile compiles CUDA for (CUDA_ARCH); --one-arch narrows it to one, for builds that only need to compile.
+MAKE_ARCH = []
+ONE_ARCH = "CUDA_ARCH=-gencode arch=compute_90,code=sm_90"
+
+
+def make(*args):
+    """make -j2 IMPL=reference ARGS… in the repository (with --one-arch's CUDA_ARCH)."""
+    return run(["make", "--no-print-directory", "-j2", "IMPL=reference"] + MAKE_ARCH + list(args))
 
 
 def run(cmd, **kw):
@@ -79,14 +96,13 @@ def check_calibration(control, build, prebuilt):
     task, src = control["task"], control["calibration"]
     runner = f"{build}/runner_task{task}"
     if prebuilt:
-        grader, ref = "build/carry/reference/grader", "build/carry/reference"
+        grader, ref = CARRIED_REFERENCE + "/grader", CARRIED_REFERENCE
         if not os.path.exists(os.path.join(ROOT, runner)):
             return False, f"no prebuilt runner in {build} (did tools/gpu/pack_gpu.sh build this calibration case?)"
     else:
         grader, ref = "build/reference/bin/grader", "build/reference/bin"
         srcs = task_sources(task, control["replaces"], src)
-        p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}",
-                 runner, grader, f"build/reference/bin/runner_task{task}"])
+        p = make(f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}", runner, grader, f"build/reference/bin/runner_task{task}")
         if p.returncode != 0:
             return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
     results, why = run_grader([grader, "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"],
@@ -113,11 +129,11 @@ def audit_calibration(control, build):
     """Without a GPU: a ladder step is honest code, and the grader's audit of its objects must not flag it."""
     task, src = control["task"], control["calibration"]
     srcs = task_sources(task, control["replaces"], src)
-    p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", object_of(src), "build/reference/bin/grader"])
+    p = make(object_of(src), REFERENCE_GRADER)
     if p.returncode != 0:
         return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
     os.makedirs(os.path.join(ROOT, build), exist_ok=True)
-    results, why = run_grader(["build/reference/bin/grader", "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"],
+    results, why = run_grader([REFERENCE_GRADER, "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"],
                                "--objects", f"{task}=" + ",".join(object_of(s) for s in srcs)], build)
     if results is None:
         return False, why
@@ -125,6 +141,36 @@ def audit_calibration(control, build):
     if flags:
         return False, f"honest code flagged by the audit: {flags[0][:200]}"
     return None, "not timed: no GPU here (its objects pass the audit; a calibration case is timed on a GPU, tools/gpu/pack_gpu.sh builds it)"
+
+
+def add_cost_options(ap):
+    """--jobs and --one-arch, shared with check_exploits.py."""
+    ap.add_argument("--jobs", type=int, default=1, help="check this many side by side (builds and CPU grading; "
+                    "a GPU run is always one at a time)")
+    ap.add_argument("--one-arch", action="store_true", help="compile CUDA for sm_90 alone: these builds are only compiled here")
+
+
+def cost_options(args):
+    """Applies --one-arch; returns how many to check side by side (1 wherever anything is timed on a GPU). Before
+    several run at once, the reference build they share is brought up to date (all its architectures), so that
+    no two of them build the same file."""
+    jobs = 1 if args.prebuilt or has_gpu() else max(1, args.jobs)
+    if jobs > 1:
+        p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", REFERENCE_GRADER])
+        if p.returncode != 0:
+            sys.exit("the reference's grader and runners do not build:\n" + p.stdout[-2000:] + p.stderr[-2000:])
+    if args.one_arch:
+        MAKE_ARCH[:] = [ONE_ARCH]
+    return jobs
+
+
+def side_by_side(fn, items, jobs):
+    """fn(item) for each item, `jobs` at a time, yielded in the items' order as each is done."""
+    if jobs == 1:
+        yield from map(fn, items)
+        return
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(fn, items)
 
 
 def has_gpu():
@@ -150,28 +196,26 @@ def check(control, prebuilt=False):
         return check_tree(control, build, target)
     src = f"{build}/src/{os.path.basename(target)}"
     if prebuilt:  # the objects stayed where they were built: no symbol check here, and no compiling
-        if not os.path.exists(os.path.join(ROOT, build, "grader")):
-            return False, f"no prebuilt grader in {build} (did tools/gpu/pack_gpu.sh build this control?)"
-        carried = os.path.join(ROOT, "build/carry/reference")  # the GPU machine: the reference's runners travelled there
-        return grade(control, build, ["--reference-bin-dir", carried] if os.path.isdir(carried) else [])
+        if not os.path.exists(os.path.join(ROOT, build, f"runner_task{task}")):
+            return False, f"no prebuilt runner in {build} (did tools/gpu/pack_gpu.sh build this control?)"
+        # the GPU machine: the reference's grader and runners travelled in build/carry/reference
+        return grade(control, build, ["--bin-dir", build, "--reference-bin-dir", CARRIED_REFERENCE], CARRIED_REFERENCE + "/grader")
     os.makedirs(os.path.join(ROOT, build, "src"), exist_ok=True)
     p = run(["patch", "--quiet", "-o", src, target, control["patch"]])
     if p.returncode != 0:
         return False, f"patch does not apply to {target}: {p.stdout.strip()} {p.stderr.strip()}"
-    # the reference's objects for everything else; only the patched file is compiled anew
-    # the control's runners and a grader beside them (the grader finds runners in its own folder)
+    # the reference's objects for everything else; only the patched file is compiled anew, and only the runner of
+    # the control's task linked. The reference's grader grades it (the grader holds no student code: --bin-dir).
     srcs = task_sources(task, target, src)
-    p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", f"TASK{task}_SRC={' '.join(srcs)}",
-             f"GRADER_BIN={build}/grader", f"RUNNER_BIN_DIR={build}", f"{build}/grader"])
+    p = make(f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}", f"{build}/runner_task{task}", REFERENCE_GRADER)
     if p.returncode != 0:
         if control.get("static") and os.path.exists(os.path.join(ROOT, object_of(src))):
             # A runner has no cuBLAS to link against; the symbol check must still name the call:
             # the object, graded beside the reference's runners.
-            ok, why = grade(control, build, ["--objects", f"{task}={object_of(src)}", "--bin-dir", "build/reference/bin"],
-                            "build/reference/bin/grader")
+            ok, why = grade(control, build, ["--objects", f"{task}={object_of(src)}", "--bin-dir", "build/reference/bin"])
             return ok, why + " (and its runner does not link)"
         return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
-    return grade(control, build, ["--objects", f"{task}=" + ",".join(object_of(s) for s in srcs)])
+    return grade(control, build, ["--objects", f"{task}=" + ",".join(object_of(s) for s in srcs), "--bin-dir", build])
 
 
 def check_tree(control, build, target):
@@ -187,10 +231,7 @@ def check_tree(control, build, target):
                        capture_output=True, text=True)
     if p.returncode != 0:
         return False, f"patch does not apply to {target}: {p.stdout.strip()} {p.stderr.strip()}"
-    grader = "build/reference/bin/grader"
-    if not os.path.exists(os.path.join(ROOT, grader)):
-        run(["make", "--no-print-directory", "-j2", "IMPL=reference", grader])
-    return grade(control, build, ["--root", tree], grader)
+    return grade(control, build, ["--root", tree])
 
 
 def run_grader(cmd, build):
@@ -210,9 +251,9 @@ def run_grader(cmd, build):
         return json.load(f), ""
 
 
-def grade(control, build, extra, grader=None):
+def grade(control, build, extra, grader=REFERENCE_GRADER):
     name, task = control["name"], control["task"]
-    cmd = [grader or f"{build}/grader", "--task", str(task), "--out", build, "--impl", name] + extra
+    cmd = [grader, "--task", str(task), "--out", build, "--impl", name] + extra
     if "timeout_s" in control:
         cmd += ["--timeout", str(control["timeout_s"])]
     results, why = run_grader(cmd, build)
@@ -239,26 +280,30 @@ def main():
     ap.add_argument("--prebuilt", action="store_true", help="use graders already built (e.g. on a GPU machine)")
     ap.add_argument("--grader-timeout", type=int, default=1800, help="seconds one control's grading may take")
     ap.add_argument("--repeat", type=int, default=1, help="grade each control this many times (the spread of a calibration case's credit)")
+    add_cost_options(ap)
     args = ap.parse_args()
     global GRADER_TIMEOUT_S
     GRADER_TIMEOUT_S = args.grader_timeout
-    controls = selected("controls", args.only, args.prebuilt)
+    controls = [c for c in selected("controls", args.only, args.prebuilt)
+                if not (args.prebuilt and c.get("static"))]  # a symbol check needs the objects, which stay where they were built
+    jobs = cost_options(args)
+
+    def timed_check(c):
+        started = time.monotonic()
+        ok, why = check(c, args.prebuilt)
+        return c, ok, why, time.monotonic() - started
+
     passed = failed = skipped = 0
     credits = {}  # calibration case → its credit (%) in each run
-    for c in controls:
-        if args.prebuilt and c.get("static"):
-            continue  # a symbol check needs the objects, which stay where they were built
-        for _ in range(args.repeat):
-            started = time.monotonic()
-            ok, why = check(c, args.prebuilt)
-            passed, failed, skipped = passed + (ok is True), failed + (ok is False), skipped + (ok is None)
-            label = {True: "caught", False: "MISSED", None: "skipped"}[ok]
-            if "calibration" in c:
-                label = {True: "in band", False: "FAILED", None: "skipped"}[ok]
-                m = re.search(r"credit (\d+)%", why)
-                if m:
-                    credits.setdefault(c["name"], []).append(int(m.group(1)))
-            print(f"  [{label}] {c['name']:<30} {why} ({time.monotonic() - started:.0f} s)", flush=True)
+    for c, ok, why, seconds in side_by_side(timed_check, [c for c in controls for _ in range(args.repeat)], jobs):
+        passed, failed, skipped = passed + (ok is True), failed + (ok is False), skipped + (ok is None)
+        label = {True: "caught", False: "MISSED", None: "skipped"}[ok]
+        if "calibration" in c:
+            label = {True: "in band", False: "FAILED", None: "skipped"}[ok]
+            m = re.search(r"credit (\d+)%", why)
+            if m:
+                credits.setdefault(c["name"], []).append(int(m.group(1)))
+        print(f"  [{label}] {c['name']:<30} {why} ({seconds:.0f} s)", flush=True)
     for name, cs in credits.items():
         if len(cs) > 1:
             print(f"  spread of {name}: credit {min(cs)}–{max(cs)}% over {len(cs)} runs ({', '.join(f'{x}%' for x in cs)})")

@@ -12,19 +12,7 @@ fail() { echo "check-release: $*"; exit 1; }
 #    reference's distinctive solution lines (solution-only lines that no other tracked file has).
 grep -rl "#if SOLUTION" "$KIT" && fail "a file of the kit still has #if SOLUTION blocks"
 [ -n "$(find "$KIT" -path '*/reference/*' -o -path '*/controls/*' | head -1)" ] && fail "reference or control files in the kit"
-# the ladders (course staff's, never in the kit) copy solution lines too: they do not make a line a shared idiom
-others=$(git ls-files | grep -vE '^task[0-9]+/(reference|controls|ladder)/|^grader/controls/')
-checked=0 leaks=0
-for ref in task*/reference/*; do
-  while IFS= read -r line; do
-    grep -qF -- "$line" $others && continue  # a shared idiom, not a fingerprint of the solution
-    checked=$((checked + 1))
-    if grep -rqF -- "$line" "$KIT"; then echo "  leak from $ref: $line"; leaks=$((leaks + 1)); fi
-  done < <(diff <(unifdef -USOLUTION "$ref") <(unifdef -DSOLUTION=1 "$ref") | sed -n 's/^> *//p' | awk 'length($0) >= 20')
-done
-[ $leaks -eq 0 ] || fail "$leaks solution lines found in the kit"
-[ $checked -gt 100 ] || fail "only $checked solution lines were checked: the check is not looking"
-echo "check-release: none of $checked distinctive solution lines is in the kit ($(find "$KIT" -type f | wc -l) files)"
+/usr/bin/python3 tools/kit/check_solution_lines.py "$KIT" || exit 1
 
 # 2. Every command and path its Markdown names exists in it (tools/kit/kit_docs_allow.txt: known exceptions).
 /usr/bin/python3 tools/kit/check_kit_docs.py "$KIT" || fail "the kit's READMEs name commands or paths the kit does not have"

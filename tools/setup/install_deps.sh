@@ -20,6 +20,7 @@ PACKAGES=(
   bible-kjv bible-kjv-text  # Task 7: the King James Bible (public domain), `make model`'s training text
   bubblewrap              # the grader's sandbox for student code (runners and class-grading builds)
   python3-matplotlib      # the pictures of a grading run: rooflines and speedups (tools/pictures/plot_results.py)
+  ccache                  # make test's compiler cache: the kit's and the controls' builds reuse the reference build's objects
 )
 
 missing=()
