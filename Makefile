@@ -402,8 +402,12 @@ build/reference/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(CCACHE) $(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
 
+# Without this make's command-line variables (make exports them, and passes them on in MAKEFLAGS): a BUILD=,
+# RUNNER_BIN_DIR=, TASKn_SRC= or CUDA_ARCH= given for another build would reach the reference's, and BUILD= would
+# send the sub-make back to this rule without end.
 build/reference/bin/%: FORCE
-	@$(MAKE) --no-print-directory IMPL=reference $@
+	@unset BUILD RUNNER_BIN_DIR GRADER_BIN CUDA_ARCH $(foreach t,$(TASKS),TASK$(t)_SRC); \
+	  MAKEFLAGS= $(MAKE) --no-print-directory IMPL=reference $@
 endif
 FORCE:
 

@@ -129,7 +129,7 @@ def audit_calibration(control, build):
     """Without a GPU: a ladder step is honest code, and the grader's audit of its objects must not flag it."""
     task, src = control["task"], control["calibration"]
     srcs = task_sources(task, control["replaces"], src)
-    p = make(object_of(src), REFERENCE_GRADER)
+    p = make(object_of(src))
     if p.returncode != 0:
         return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
     os.makedirs(os.path.join(ROOT, build), exist_ok=True)
@@ -151,11 +151,11 @@ def add_cost_options(ap):
 
 
 def cost_options(args):
-    """Applies --one-arch; returns how many to check side by side (1 wherever anything is timed on a GPU). Before
-    several run at once, the reference build they share is brought up to date (all its architectures), so that
-    no two of them build the same file."""
+    """Applies --one-arch; returns how many to check side by side (1 wherever anything is timed on a GPU). First
+    the reference build they all share is brought up to date (its grader, runners and objects, all architectures),
+    so that none of them builds it, and no two build the same file at once."""
     jobs = 1 if args.prebuilt or has_gpu() else max(1, args.jobs)
-    if jobs > 1:
+    if not args.prebuilt:
         p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", REFERENCE_GRADER])
         if p.returncode != 0:
             sys.exit("the reference's grader and runners do not build:\n" + p.stdout[-2000:] + p.stderr[-2000:])
@@ -207,7 +207,7 @@ def check(control, prebuilt=False):
     # the reference's objects for everything else; only the patched file is compiled anew, and only the runner of
     # the control's task linked. The reference's grader grades it (the grader holds no student code: --bin-dir).
     srcs = task_sources(task, target, src)
-    p = make(f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}", f"{build}/runner_task{task}", REFERENCE_GRADER)
+    p = make(f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}", f"{build}/runner_task{task}")
     if p.returncode != 0:
         if control.get("static") and os.path.exists(os.path.join(ROOT, object_of(src))):
             # A runner has no cuBLAS to link against; the symbol check must still name the call:
