@@ -1,5 +1,5 @@
 // test_harness.cpp — unit tests of the harness itself: the safetensors reader on hand-made good
-// and bad files, the comparison, the index formatting, the allocation tracker.
+// and bad files, the comparison, the index formatting, the allocation tracker, a timed call's fingerprint verdict.
 //   make unit
 #include <catch2/catch.hpp>
 #include <unistd.h>
@@ -16,6 +16,7 @@
 
 #include "common/check.h"
 #include "common/compare.h"
+#include "common/cuda/digest.h"
 #include "common/todo.h"
 #include "common/remote/wire.h"
 #include "common/safetensors.h"
@@ -264,4 +265,26 @@ TEST_CASE("wire: a message survives the pipe; garbage, oversize and silence are 
                       Catch::Contains("timed out"));
     close(fds[0]), close(fds[1]);
     CHECK(sanitize("a|b\n`c`\x01" "d") == "a'b 'c'd");
+}
+
+TEST_CASE("digest: a timed call's error in tolerances, from its projections", "[harness]") {
+    // want: n elements, Σ|w| = 0 and Σw² = 0, so the tolerance summed over them is √n·atol; every projection of
+    // got differs from want's by d, so the estimated error norm is d.
+    const size_t n = 1 << 20;
+    const Tolerance tol{2e-5, 1e-4};
+    Digest want, got;
+    const double norm_tol = std::sqrt(double(n)) * tol.atol;
+    for (double share : {0.0, 0.01, 0.049, 0.051, 0.5, 3.0}) {
+        for (int k = 0; k < kProjections; ++k) got.proj[k] = want.proj[k] + (k % 2 ? share : -share) * norm_tol;
+        CHECK(digest_error_ratio(got, want, n, tol) == Approx(share).margin(1e-12));
+        CHECK(digests_agree(got, want, n, tol) == (share <= kTimedErrorAllowance));
+    }
+    // rtol counts through want's Σ|w| and Σw²: Σ (atol + rtol·|w|)² = n·atol² + 2·atol·rtol·Σ|w| + rtol²·Σw²
+    want.sumabs = 3.0 * n, want.sumsq = 10.0 * n;
+    const double tol2 = n * (tol.atol * tol.atol + 2 * tol.atol * tol.rtol * 3.0 + tol.rtol * tol.rtol * 10.0);
+    for (int k = 0; k < kProjections; ++k) got.proj[k] = want.proj[k] + std::sqrt(tol2);
+    CHECK(digest_error_ratio(got, want, n, tol) == Approx(1.0));
+    got.nonfinite = 1;
+    for (int k = 0; k < kProjections; ++k) got.proj[k] = want.proj[k];
+    CHECK_FALSE(digests_agree(got, want, n, tol));  // a NaN anywhere fails, whatever the projections say
 }

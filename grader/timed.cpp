@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "common/cuda/device.h"
 #include "common/cuda/digest.h"
 #include "common/cuda/memory_watch.h"
+#include "common/cuda/timed_calls.h"
 #include "common/remote/runner.h"
 #include "common/seed.h"
 
@@ -34,12 +36,15 @@ struct Shape {
     json args;  // the runner's "timed" arguments (without seed and calls)
     double flops, bytes;
     // Each timed request makes `calls` calls back to back (enough that the host's jitter is a small
-    // part of it), one request per runner in each of `batches` rounds; `checks` calls picked afterwards are compared with
-    // the oracle (each costs an oracle run here).
-    int calls, batches, checks;
+    // part of it), one request per runner in each of `batches` rounds; every one of them is compared with the oracle
+    // afterwards (each costs an oracle run here, a few seconds a shape at most).
+    int calls, batches;
     size_t out_n;
-    // The oracle's output for the inputs of call i (made from the same nonce) → its digest.
-    std::function<Digest(uint64_t seed)> oracle;
+    // The oracle's output for the inputs of call i (made from the same nonce) → its digest, with the signs the
+    // runner fingerprinted call i with (timed_sign_seed).
+    std::function<Digest(uint64_t seed, uint64_t sign_seed)> oracle;
+    // A checked call's tolerance at this task (its cases'): a timed call's output is held to the same.
+    Tolerance tol;
     // The course's speedups: a baseline timed here (trusted code, the same GPU, the same run).
     std::string baseline_name;
     // Its median; with `memory` (Task 4's memory side by side), also the device bytes its first call takes.
@@ -141,8 +146,11 @@ void time_one_request(const Shape& s, uint64_t seed, int round, Batches& b) {
     const remote::Message reply = remote::request(req, {});
     b.bracket_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     std::vector<Digest> ds;
-    for (const auto& d : reply.head.at("timing").at("digests"))
-        ds.push_back({d.at(0).get<double>(), d.at(1).get<double>(), d.at(2).get<double>()});
+    for (const auto& d : reply.head.at("timing").at("digests")) {
+        const auto slots = d.get<std::vector<double>>();
+        if (slots.size() != size_t(kDigestSlots)) throw remote::RunnerFailure("the runner returned a malformed fingerprint");
+        ds.push_back(digest_from_slots(slots.data()));
+    }
     if (int(ds.size()) != s.calls) throw remote::RunnerFailure("the runner returned the wrong number of timed calls");
     b.seeds.push_back(batch_seed);
     b.digests.push_back(std::move(ds));
@@ -180,14 +188,15 @@ Shape flash_shape(CublasGemm& gemm, int B, int H, int S, int D, bool causal) {
     s.flops = 4.0 * B * H * double(S) * S * D * (causal ? 0.5 : 1.0);
     s.bytes = 4.0 * B * H * double(S) * D * 4;
     const bool large = S > 1024;
-    s.calls = large ? 2 : 200, s.batches = large ? 3 : 5, s.checks = large ? 2 : 6;
+    s.calls = large ? 2 : 200, s.batches = large ? 3 : 5;
     s.out_n = size_t(B) * H * S * D;
-    s.oracle = [&gemm, B, H, S, D, causal, n = s.out_n](uint64_t seed) {
+    s.oracle = [&gemm, B, H, S, D, causal, n = s.out_n](uint64_t seed, uint64_t sign_seed) {
         DeviceBuffer<float> q(n), k(n), v(n), o(n), scores(1);
         fill_normal(q.get(), n, seed), fill_normal(k.get(), n, seed + 1), fill_normal(v.get(), n, seed + 2);
         sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), B * H, S, D, causal, scores);
-        return digest(o.get(), n);
+        return digest(o.get(), n, sign_seed);
     };
+    s.tol = {2e-5, 1e-4};  // task4/cases.cpp
     s.baseline_name = "cuBLAS + softmax";
     s.baseline_ms = [&gemm, B, H, S, D, causal](Bencher& bench, json* memory) {
         return time_unfused_attention(bench, gemm, B * H, S, D, causal, memory);
@@ -202,16 +211,17 @@ Shape decode_shape(CublasGemm& gemm, int B, int H, int L, int D) {
     s.args = {{"B", B}, {"H", H}, {"L", L}, {"D", D}};
     s.flops = 4.0 * B * H * double(L) * D;
     s.bytes = 2.0 * B * H * double(L) * D * 4;
-    s.calls = double(B) * L <= 8192 ? 200 : 50, s.batches = 5, s.checks = 6;
+    s.calls = double(B) * L <= 8192 ? 200 : 50, s.batches = 5;
     s.out_n = size_t(B) * H * D;
-    s.oracle = [B, H, L, D, n = s.out_n](uint64_t seed) {
+    s.oracle = [B, H, L, D, n = s.out_n](uint64_t seed, uint64_t sign_seed) {
         const size_t nc = size_t(B) * H * L * D;
         DeviceBuffer<float> kc(nc), vc(nc), q(n), o(n);
         DeviceBuffer<double> scores(size_t(B) * H * L);
         fill_normal(q.get(), n, seed), fill_normal(kc.get(), nc, seed + 1), fill_normal(vc.get(), nc, seed + 2);
         decode_oracle(q.get(), kc.get(), vc.get(), o.get(), B * H, L, L, D, scores.get());
-        return digest(o.get(), n);
+        return digest(o.get(), n, sign_seed);
     };
+    s.tol = {2e-5, 1e-4};  // task5/cases.cpp
     // The course's KV-cache speedup: without a cache, each new token recomputes causal attention
     // over every position (here its attention alone, by cuBLAS + softmax).
     s.baseline_name = "no cache: causal attention over all L (cuBLAS + softmax)";
@@ -227,13 +237,14 @@ Shape softmax_shape(int rows, int cols) {
     s.args = {{"kind", "softmax"}, {"rows", rows}, {"cols", cols}};
     s.out_n = size_t(rows) * cols;
     s.flops = 5.0 * double(s.out_n), s.bytes = 2.0 * double(s.out_n) * 4;
-    s.calls = s.out_n > (size_t(1) << 24) ? 50 : 400, s.batches = 5, s.checks = 4;
-    s.oracle = [rows, cols, n = s.out_n](uint64_t seed) {
+    s.calls = s.out_n > (size_t(1) << 24) ? 50 : 400, s.batches = 5;
+    s.oracle = [rows, cols, n = s.out_n](uint64_t seed, uint64_t sign_seed) {
         DeviceBuffer<float> x(n);
         fill_normal(x.get(), n, seed);
         softmax_oracle(x.get(), rows, cols);
-        return digest(x.get(), n);
+        return digest(x.get(), n, sign_seed);
     };
+    s.tol = {1e-6, 1e-4};  // task2/cases.cpp, softmax
     return s;
 }
 
@@ -244,17 +255,18 @@ Shape gemm_shape(CublasGemm& gemm, bool nt, int M, int N, int K) {
     s.args = {{"kind", nt ? "gemm_nt" : "gemm_nn"}, {"M", M}, {"N", N}, {"K", K}};
     s.out_n = size_t(M) * N;
     s.flops = 2.0 * M * double(N) * K, s.bytes = 4.0 * (double(M) * K + double(K) * N + double(M) * N);
-    s.calls = 10, s.batches = 3, s.checks = 2;
+    s.calls = 10, s.batches = 3;
     auto run = [&gemm, nt, M, N, K](const float* a, const float* b, float* c) {
         if (nt) gemm.nt(a, b, c, 1, M, N, K);
         else gemm.nn(a, b, c, 1, M, N, K);
     };
-    s.oracle = [run, M, N, K, n = s.out_n](uint64_t seed) {
+    s.oracle = [run, M, N, K, n = s.out_n](uint64_t seed, uint64_t sign_seed) {
         DeviceBuffer<float> a(size_t(M) * K), b(size_t(K) * N), c(n);
         fill_normal(a.get(), a.size(), seed), fill_normal(b.get(), b.size(), seed + 1);
         run(a.get(), b.get(), c.get());
-        return digest(c.get(), n);
+        return digest(c.get(), n, sign_seed);
     };
+    s.tol = {2e-5 * std::sqrt(double(K)), 1e-4};  // task2/cases.cpp, GEMM
     s.baseline_name = "cuBLAS SGEMM";
     s.baseline_ms = [run, M, N, K](Bencher& bench, json*) {
         DeviceBuffer<float> a(size_t(M) * K), b(size_t(K) * N), c(size_t(M) * N);
@@ -320,10 +332,12 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
     const std::string outside = outside_the_call(mine, null);
     if (!ref_bin_dir.empty()) row["ref_ms"] = per_call_ms(ref, null, s.calls), row["ref_bracket_ms"] = ref.bracket_ms;
     row["ms"] = per_call_ms(mine, null, s.calls), row["bracket_ms"] = mine.bracket_ms, row["null_bracket_ms"] = null.bracket_ms;
-    // Every call's output must be finite (outputs are poisoned before each call) and unlike every other
-    // call's (each had its own inputs); `checks` calls, picked now, must carry the fingerprint of the
-    // oracle's output for their inputs.
+    // Every call's output must be finite (outputs are poisoned before each call), unlike every other call's (each
+    // had its own inputs), and the oracle's output for its inputs within a checked call's tolerance and precision
+    // (digest.h: the error estimated from random projections, in tolerances). Every call: a submission that computes
+    // otherwise in some of its timed calls only is caught in those.
     int checked = 0, failed = 0;
+    double worst_ratio = 0;
     std::string reason;
     auto fail = [&](std::string why) {
         if (failed++ == 0) reason = std::move(why);
@@ -331,23 +345,30 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
     std::map<std::pair<double, double>, int> seen;
     for (size_t r = 0; r < mine.digests.size(); ++r)
         for (size_t i = 0; i < mine.digests[r].size(); ++i) {
-            const Digest& d = mine.digests[r][i];
+            const Digest& got = mine.digests[r][i];
             const int call = int(r * size_t(s.calls) + i) + 1;
-            if (d.nonfinite > 0) fail(fmt::format("timed call {}: {:.0f} of its outputs are NaN/Inf (work skipped, or not "
-                                                  "finished when the call returned)", call, d.nonfinite));
-            else if (auto [it, fresh] = seen.emplace(std::pair{d.sum, d.sumsq}, call); !fresh)
+            ++checked;
+            if (got.nonfinite > 0) {
+                fail(fmt::format("timed call {}: {:.0f} of its outputs are NaN/Inf (work skipped, or not finished when the "
+                                 "call returned)", call, got.nonfinite));
+                continue;
+            }
+            if (auto [it, fresh] = seen.emplace(std::pair{got.sum, got.sumsq}, call); !fresh) {
                 fail(fmt::format("timed calls {} and {} gave the same output for different inputs", it->second, call));
+                continue;
+            }
+            const Digest want = s.oracle(mine.seeds[r] + 4 * uint64_t(i), timed_sign_seed(mine.seeds[r], int(i)));
+            const double ratio = digest_error_ratio(got, want, s.out_n, s.tol);
+            worst_ratio = std::max(worst_ratio, ratio);
+            if (!digests_agree(got, want, s.out_n, s.tol))
+                fail(fmt::format("timed call {}: its RMS error against the oracle is {:.3g} of a checked call's tolerance "
+                                 "(atol {:g}, rtol {:g}; estimated from {} random projections of its {} outputs), over the "
+                                 "{:g} that fp32 arithmetic stays far under: a timed call is held to a checked call's "
+                                 "tolerance and precision (computed at lower precision, or approximated, when timed?)",
+                                 call, ratio, s.tol.atol, s.tol.rtol, kProjections, s.out_n, kTimedErrorAllowance));
         }
-    for (int pick = 0; pick < s.checks; ++pick) {
-        const size_t r = size_t(uniform_int(g, 0, s.batches - 1)), i = size_t(uniform_int(g, 0, s.calls - 1));
-        const Digest want = s.oracle(mine.seeds[r] + 4 * uint64_t(i)), got = mine.digests[r][i];
-        ++checked;
-        if (!digests_agree(got, want, s.out_n))
-            fail(fmt::format("timed call {}: its output's fingerprint (sum {:.6g}, sum of squares {:.6g}, {} non-finite) "
-                             "is not the oracle's (sum {:.6g}, sum of squares {:.6g})",
-                             r * size_t(s.calls) + i + 1, got.sum, got.sumsq, got.nonfinite, want.sum, want.sumsq));
-    }
     row["checked_calls"] = checked, row["failed_calls"] = failed, row["reason"] = reason;
+    row["checked_error_ratio"] = worst_ratio;  // the largest error of a checked timed call, in tolerances
     if (!outside.empty()) row["timing_flag"] = outside;
     if (!with_baselines) return row;
     json mem;

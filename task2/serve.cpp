@@ -33,7 +33,7 @@ Handlers task_handlers() {
              const int M = softmax ? c.i("rows") : c.i("M"), N = softmax ? c.i("cols") : c.i("N"), K = softmax ? 0 : c.i("K");
              DeviceBuffer<float> a(softmax ? size_t(M) * N : size_t(M) * K), b(softmax ? 1 : size_t(K) * N), out(size_t(M) * N);
              c.reply.head["timing"] = timed_calls(
-                 c.i("calls"), out.get(), out.size(),
+                 c.i("calls"), seed, out.get(), out.size(),
                  [&](int i) {
                      const uint64_t s = seed + 4 * uint64_t(i);
                      fill_normal(a.get(), a.size(), s), fill_normal(b.get(), b.size(), s + 1);

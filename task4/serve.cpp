@@ -58,7 +58,7 @@ Handlers task_handlers() {
              const uint64_t seed = c.args().at("seed").get<uint64_t>();
              DeviceBuffer<float> q(n), k(n), v(n), o(n);
              c.reply.head["timing"] = timed_calls(
-                 c.i("calls"), o.get(), n,
+                 c.i("calls"), seed, o.get(), n,
                  [&](int i) {
                      const uint64_t s = seed + 4 * uint64_t(i);
                      fill_normal(q.get(), n, s), fill_normal(k.get(), n, s + 1), fill_normal(v.get(), n, s + 2);

@@ -64,7 +64,7 @@ Handlers task_handlers() {
              const uint64_t seed = c.args().at("seed").get<uint64_t>();
              DeviceBuffer<float> kc(nc), vc(nc), q(nq), o(nq);
              c.reply.head["timing"] = timed_calls(
-                 c.i("calls"), o.get(), nq,
+                 c.i("calls"), seed, o.get(), nq,
                  [&](int i) {
                      const uint64_t s = seed + 4 * uint64_t(i);
                      fill_normal(q.get(), nq, s), fill_normal(kc.get(), nc, s + 1), fill_normal(vc.get(), nc, s + 2);

@@ -8,44 +8,85 @@
 namespace attn {
 namespace {
 
-__global__ void digest_kernel(const float* p, size_t n, double* out) {
-    double s = 0, s2 = 0, bad = 0;
+constexpr int kThreads = 256;
+
+// 32 sign bits for element i: splitmix64 of (seed, i), so that every element's signs are independent.
+__device__ __forceinline__ uint32_t sign_bits(uint64_t seed, uint64_t i) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return uint32_t((z ^ (z >> 31)) >> 16);
+}
+
+// Each thread sums its elements in double; a block reduces through shared memory and adds its kDigestSlots sums
+// into out with one atomic each.
+__global__ void __launch_bounds__(kThreads) digest_kernel(const float* p, size_t n, uint64_t seed, double* out) {
+    static_assert(kProjections == 32, "one 32-bit hash gives the signs of every projection");
+    double acc[kDigestSlots] = {};
     for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
         const float x = p[i];
-        if (isfinite(x)) s += x, s2 += double(x) * x;
-        else bad += 1;
+        if (!isfinite(x)) {
+            acc[2] += 1;
+            continue;
+        }
+        const double xd = x;
+        acc[0] += xd, acc[1] += xd * xd, acc[3] += fabs(xd);
+        const uint32_t bits = sign_bits(seed, i);
+#pragma unroll
+        for (int k = 0; k < kProjections; ++k) acc[4 + k] += (bits >> k & 1u) ? xd : -xd;
     }
-    for (int o = 16; o > 0; o /= 2) {
-        s += __shfl_down_sync(0xffffffffu, s, o);
-        s2 += __shfl_down_sync(0xffffffffu, s2, o);
-        bad += __shfl_down_sync(0xffffffffu, bad, o);
+    __shared__ double part[kThreads / 32][kDigestSlots];
+#pragma unroll
+    for (int s = 0; s < kDigestSlots; ++s) {
+        double v = acc[s];
+        for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (threadIdx.x % 32 == 0) part[threadIdx.x / 32][s] = v;
     }
-    if (threadIdx.x % 32 == 0) atomicAdd(out, s), atomicAdd(out + 1, s2), atomicAdd(out + 2, bad);
+    __syncthreads();
+    if (threadIdx.x < kDigestSlots) {
+        double v = 0;
+        for (int w = 0; w < kThreads / 32; ++w) v += part[w][threadIdx.x];
+        atomicAdd(out + threadIdx.x, v);
+    }
 }
 
 }  // namespace
 
-void digest_into(const float* d, size_t n, double* slot) {
-    digest_kernel<<<unsigned(n / 1024 + 1 < 4096 ? n / 1024 + 1 : 4096), 256>>>(d, n, slot);
+void digest_into(const float* d, size_t n, uint64_t sign_seed, double* slot) {
+    const size_t blocks = n / (8 * size_t(kThreads)) + 1;
+    digest_kernel<<<unsigned(blocks < 1024 ? blocks : 1024), kThreads>>>(d, n, sign_seed, slot);
     CUDA_CHECK_LAUNCH();
 }
 
-Digest digest(const float* d, size_t n) {
-    double* acc = nullptr;
-    CUDA_CHECK(cudaMalloc(&acc, 3 * sizeof(double)));
-    CUDA_CHECK(cudaMemset(acc, 0, 3 * sizeof(double)));
-    digest_into(d, n, acc);
-    double h[3];
-    CUDA_CHECK(cudaMemcpy(h, acc, sizeof h, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaFree(acc));
-    return {h[0], h[1], h[2]};
+Digest digest_from_slots(const double* s) {
+    Digest d;
+    d.sum = s[0], d.sumsq = s[1], d.nonfinite = s[2], d.sumabs = s[3];
+    for (int k = 0; k < kProjections; ++k) d.proj[k] = s[4 + k];
+    return d;
 }
 
-bool digests_agree(const Digest& got, const Digest& want, size_t n) {
-    // Each element may differ by ~1e-4 relative: the sums by that much of the sum of magnitudes.
-    const double rms = std::sqrt(want.sumsq / double(n > 0 ? n : 1));
-    return got.nonfinite == 0 && std::fabs(got.sum - want.sum) <= 1e-4 * rms * double(n) + 1e-3 &&
-           std::fabs(got.sumsq - want.sumsq) <= 1e-3 * want.sumsq + 1e-3;
+Digest digest(const float* d, size_t n, uint64_t sign_seed) {
+    double* acc = nullptr;
+    CUDA_CHECK(cudaMalloc(&acc, kDigestSlots * sizeof(double)));
+    CUDA_CHECK(cudaMemset(acc, 0, kDigestSlots * sizeof(double)));
+    digest_into(d, n, sign_seed, acc);
+    double h[kDigestSlots];
+    CUDA_CHECK(cudaMemcpy(h, acc, sizeof h, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(acc));
+    return digest_from_slots(h);
+}
+
+double digest_error_ratio(const Digest& got, const Digest& want, size_t n, Tolerance tol) {
+    double err2 = 0;
+    for (int k = 0; k < kProjections; ++k) err2 += (got.proj[k] - want.proj[k]) * (got.proj[k] - want.proj[k]);
+    err2 /= kProjections;
+    // Σ (atol + rtol·|w|)² = n·atol² + 2·atol·rtol·Σ|w| + rtol²·Σw²
+    const double tol2 = double(n) * tol.atol * tol.atol + 2 * tol.atol * tol.rtol * want.sumabs + tol.rtol * tol.rtol * want.sumsq;
+    return tol2 > 0 ? std::sqrt(err2 / tol2) : (err2 > 0 ? INFINITY : 0.0);
+}
+
+bool digests_agree(const Digest& got, const Digest& want, size_t n, Tolerance tol) {
+    return got.nonfinite == 0 && digest_error_ratio(got, want, n, tol) <= kTimedErrorAllowance;
 }
 
 }  // namespace attn

@@ -6,22 +6,23 @@
 
 namespace attn {
 
-nlohmann::json timed_calls(int calls, const float* out, size_t out_n, const std::function<void(int)>& prepare,
+nlohmann::json timed_calls(int calls, uint64_t seed, const float* out, size_t out_n, const std::function<void(int)>& prepare,
                            const std::function<void()>& call) {
     if (calls < 1 || calls > 100000) throw std::invalid_argument("timed: calls must be 1 … 100000");
     DeviceBuffer<char> flush(2 * device_info().l2_bytes);
-    DeviceBuffer<double> sums(3 * size_t(calls));
+    DeviceBuffer<double> sums(kDigestSlots * size_t(calls));
     CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, sums.bytes(), cudaStreamLegacy));
     for (int i = 0; i < calls; ++i) {
         prepare(i);
         CUDA_CHECK(cudaMemsetAsync(flush.get(), i & 0xFF, flush.bytes(), cudaStreamLegacy));
         call();
-        digest_into(out, out_n, sums.get() + 3 * size_t(i));
+        digest_into(out, out_n, timed_sign_seed(seed, i), sums.get() + kDigestSlots * size_t(i));
     }
     CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<double> h = sums.download();
     nlohmann::json digests = nlohmann::json::array();
-    for (int i = 0; i < calls; ++i) digests.push_back({h[3 * size_t(i)], h[3 * size_t(i) + 1], h[3 * size_t(i) + 2]});
+    for (int i = 0; i < calls; ++i)
+        digests.push_back(std::vector<double>(h.begin() + kDigestSlots * i, h.begin() + kDigestSlots * (i + 1)));
     return {{"digests", digests}};
 }
 
