@@ -6,8 +6,8 @@
 // middle of each round), and times each request with its own clock. A call's
 // time is what the request took beyond the null runner's, per call: no runner reports a time, so
 // nothing the submission can run or replace sits between the clock and the report. It checks every
-// timed call's fingerprint for NaN and repeats, and those of calls it picks afterwards against the
-// oracle; flags threads and signal handlers the submission's runner has and the null runner has
+// timed call's fingerprint for NaN and repeats, and against the oracle's within a checked call's tolerance
+// and precision; flags threads and signal handlers the submission's runner has and the null runner has
 // not; and measures the GPU's ceilings itself. Prints one JSON document (perf.cpp reads it).
 #pragma once
 #include <string>

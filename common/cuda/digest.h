@@ -2,7 +2,7 @@
 // call's output is judged element by element.
 //
 // A timed call's output is fingerprinted right after the call (in the runner, on the default stream); the trusted
-// side fingerprints the oracle's output for the same inputs and compares the two for calls it picks afterwards.
+// side fingerprints the oracle's output for the same inputs and compares the two, for every timed call.
 // Besides the sums that tell outputs apart (sum, sum of squares, non-finite count, sum of magnitudes) the
 // fingerprint holds kProjections random ±1 projections Σ rₖ(i)·xᵢ, the signs rₖ(i) drawn from a hash of
 // (sign_seed, i). For got = want + e, the difference of projection k is Σ rₖ(i)·eᵢ, whose square has the

@@ -2,8 +2,8 @@
 // inputs (`prepare(i)`: made from the request's nonce), after an L2 flush, with its output
 // fingerprinted (digest.h) on the default stream right after it. Nothing here reads a clock: the
 // trusted side times the whole request with its own clock, subtracts what the null runner (the
-// harness with nothing of the student's) takes for the same request, and checks the fingerprints
-// of calls it picks afterwards (grader/timed.cpp). Work the call leaves on another stream races the
+// harness with nothing of the student's) takes for the same request, and checks every call's fingerprint
+// against the oracle's (grader/timed.cpp). Work the call leaves on another stream races the
 // fingerprint that follows it and shows as a wrong one.
 #pragma once
 #include <cstdint>

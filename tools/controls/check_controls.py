@@ -100,9 +100,9 @@ def check_calibration(control, build, prebuilt):
         if not os.path.exists(os.path.join(ROOT, runner)):
             return False, f"no prebuilt runner in {build} (did tools/gpu/pack_gpu.sh build this calibration case?)"
     else:
-        grader, ref = "build/reference/bin/grader", "build/reference/bin"
+        grader, ref = REFERENCE_GRADER, "build/reference/bin"  # both built by cost_options
         srcs = task_sources(task, control["replaces"], src)
-        p = make(f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}", runner, grader, f"build/reference/bin/runner_task{task}")
+        p = make(f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}", runner)
         if p.returncode != 0:
             return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
     results, why = run_grader([grader, "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"],
@@ -156,7 +156,7 @@ def cost_options(args):
     so that none of them builds it, and no two build the same file at once."""
     jobs = 1 if args.prebuilt or has_gpu() else max(1, args.jobs)
     if not args.prebuilt:
-        p = run(["make", "--no-print-directory", "-j2", "IMPL=reference", REFERENCE_GRADER])
+        p = make(REFERENCE_GRADER)  # before --one-arch applies: the shared build keeps every architecture
         if p.returncode != 0:
             sys.exit("the reference's grader and runners do not build:\n" + p.stdout[-2000:] + p.stderr[-2000:])
     if args.one_arch:
