@@ -343,6 +343,7 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
         if (failed++ == 0) reason = std::move(why);
     };
     std::map<std::pair<double, double>, int> seen;
+    const auto check_start = std::chrono::steady_clock::now();
     for (size_t r = 0; r < mine.digests.size(); ++r)
         for (size_t i = 0; i < mine.digests[r].size(); ++i) {
             const Digest& got = mine.digests[r][i];
@@ -368,6 +369,7 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
                                  call, ratio, s.tol.atol, s.tol.rtol, kProjections, s.out_n, kTimedErrorAllowance));
         }
     row["checked_calls"] = checked, row["failed_calls"] = failed, row["reason"] = reason;
+    row["check_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();  // its cost
     row["checked_error_ratio"] = worst_ratio;  // the largest error of a checked timed call, in tolerances
     if (!outside.empty()) row["timing_flag"] = outside;
     if (!with_baselines) return row;

@@ -5,8 +5,8 @@
 //   oracle  every step's logits and greedy token against a no-cache run that recomputes the whole
 //           sequence with the harness's own attention (fresh weights from GRADER_SEED too)
 //   course  the course's size (hidden 4096, 32 heads, 24 layers, batch 4, prompt 1024, 100 new
-//           tokens): first steps checked against the oracle, then TTFT and TBT timed with events,
-//           and the no-cache baseline (the student's Task-4 kernel over the whole sequence)
+//           tokens): first steps checked against the oracle, then TTFT and TBT timed with events
+//           (the timed run's last step checked against the oracle too), and the no-cache baseline (the student's Task-4 kernel over the whole sequence)
 // A greedy token may differ from the reference's only where the reference's two logits are
 // within the tolerance of each other (a tie in float32); the run then follows the reference.
 #include "task6/cases.h"
@@ -123,6 +123,36 @@ CaseResult fresh_case(int draw) {
     return oracle_case(c, S, steps, fmt::format("seed {}: ", grader_seed()));
 }
 
+// The timed generation is held to the checked steps' tolerance: given the tokens the timed run
+// chose, the oracle recomputes its last step (one pass over the whole sequence, no cache) and the
+// run's final logits and greedy token must agree. A run that is cheaper only when timed (lower
+// precision, skipped layers) drifts there.
+bool timed_run_agrees(CaseResult& r, const ModelConfig& cfg, const std::vector<int>& prompt, int S, int steps,
+                      const remote::Message& reply) {
+    const int B = cfg.batch, length = S + steps + 1;
+    const std::vector<int> tokens = reply.head.value("tokens", std::vector<int>{});
+    if (reply.head.value("length", 0) != length || tokens.size() != size_t(B) * length) {
+        r.reason = fmt::format("the timed run reported {} tokens per sequence, not the prompt's {} + {} steps + the newest",
+                               reply.head.value("length", 0), S, steps);
+        return false;
+    }
+    std::vector<int> processed;  // every token but the newest: the inputs of the run's last step
+    for (int b = 0; b < B; ++b) {
+        const auto row = tokens.begin() + long(b) * length;
+        if (!std::equal(row, row + S, prompt.begin() + long(b) * S)) {
+            r.reason = fmt::format("the timed run's sequence {} does not start with the prompt it was given", b);
+            return false;
+        }
+        processed.insert(processed.end(), row, row + length - 1);
+    }
+    DecoderModel oracle(std::make_shared<Weights>(cfg), Attention::oracle);
+    oracle.prefill(processed, length - 1);
+    Tensor got({B, cfg.vocab});
+    got.data = reply.buffers[0];
+    return check_step(r, fmt::format("the timed run's last step (position {})", length - 2), got, oracle.logits_host(),
+                      column(tokens, B, length, length - 1), newest(oracle, B), kCourseTol);
+}
+
 // The course's run. Layers are cut to what the GPU's memory holds (said in the shape) so a
 // smaller GPU still runs it: the weights live twice, in the runner and here (the oracle).
 // TTFT and TBT are timed with events in the runner and must agree with this side's clock.
@@ -163,6 +193,7 @@ CaseResult course_case() {
             r.reason = fmt::format("the logits of step {} are not finite", steps);
             return r;
         }
+    if (!timed_run_agrees(r, cfg, prompt, S, steps, reply)) return r;
     GenerationTiming t;
     t.ttft_ms = reply.head.at("ttft_ms").get<double>();
     t.tbt_ms = reply.head.at("tbt_ms").get<std::vector<double>>();
