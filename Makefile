@@ -47,8 +47,13 @@ CPU_TASKS := 1 3
 GPU_TASKS := 2 4 5 6 7
 DRIVE_TASKS := 2 4 5
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
-# Each task's implementation: taskN/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
-$(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard task$(t)/$$(IMPL)/*.cpp task$(t)/$$(IMPL)/*.cu)))
+# A task's folders: taskN, and for Task 4 its bonus parts, each a room of its own (README "Layout").
+# runner_task4 serves all three; each folder brings its operations (serve.cpp), trusted-side
+# stand-ins (remote.cpp) and null functions (null_submission.cpp).
+TASK4_PARTS := task4 task4_bf16 task4_backward
+task_dirs    = $(or $(TASK$(1)_PARTS),task$(1))
+# Each task's implementation: <folder>/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
+$(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard $$(foreach d,$$(call task_dirs,$(t)),$$(d)/$$(IMPL)/*.cpp $$(d)/$$(IMPL)/*.cu))))
 
 # The student kit (make release) has no reference: benchmarks then use the student's own code as
 # their baselines, and the grader gives no performance credit locally (the course's grader does).
@@ -91,7 +96,8 @@ TASK6_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA) task6/model.cpp task6/timing.cpp com
 TASK7_RUNNER_EXTRA := $(TASK6_RUNNER_EXTRA) task7/gpt2.cpp common/llm/utf8.cpp
 TASK6_RUNNER_LIBS  := -lcublas
 TASK7_RUNNER_LIBS  := -lcublas
-runner_src = $(if $(filter $(1),$(GPU_TASKS)),$(RUNNER_GPU_SRC),$(RUNNER_CPU_SRC)) $(TASK$(1)_RUNNER_EXTRA) task$(1)/serve.cpp
+runner_src = $(if $(filter $(1),$(GPU_TASKS)),$(RUNNER_GPU_SRC),$(RUNNER_CPU_SRC)) $(TASK$(1)_RUNNER_EXTRA) \
+             $(wildcard $(addsuffix /serve.cpp,$(call task_dirs,$(1))))
 # The null runners (build/common/null-runners/runner_taskN): the same programs with a submission that does
 # nothing (taskN/null_submission.cpp) — the harness alone, trusted. The grader measures a submission beside
 # them (the harness's own time in a timed request, memory, threads, signal handlers), never beside a
@@ -99,10 +105,10 @@ runner_src = $(if $(filter $(1),$(GPU_TASKS)),$(RUNNER_GPU_SRC),$(RUNNER_CPU_SRC
 NULL_TASKS := $(TASKS)
 NULL_RUNNER_DIR := $(COMMON)/null-runners
 null_runner = $(NULL_RUNNER_DIR)/runner_task$(1)
-null_submission_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard task$(u)/null_submission.cpp))
+null_submission_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard $(addsuffix /null_submission.cpp,$(call task_dirs,$(u)))))
 NULL_RUNNERS := $(foreach t,$(NULL_TASKS),$(NULL_RUNNER_DIR)/runner_task$(t))
 # The trusted side's stand-ins for the student's functions: each sends its call to the runner.
-task_proxy_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard task$(u)/remote.cpp))
+task_proxy_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard $(addsuffix /remote.cpp,$(call task_dirs,$(u)))))
 RUNNER_BIN_DIR ?= $(BUILD)/bin
 
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
@@ -112,8 +118,8 @@ GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tas
 # (The kit ships all of them; staff-only tools are not among them.)
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
-              grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp task4/bf16_convert.* \
-              task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task4/backward_oracle.* task*/remote.cpp task*/serve.cpp common/remote/*) \
+              grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp \
+              task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               tools/goldens/make_goldens.py tools/goldens/llm_reference.py tools/goldens/train_model.py tools/setup/install_deps.sh tools/setup/fetch_assets.sh tools/ci/run_tests.sh tools/ci/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
@@ -257,10 +263,10 @@ unit: $(BUILD)/bin/unit_tests
 # build/<impl>/python/libattnlab.so: python/bridge.cpp's C interface over the student's Tasks 2, 4 and 5,
 # linked from the same objects as the tests (every object is compiled -fPIC); bridge.cpp's own under build/<impl>/python/.
 # CUDA's runtime is linked statically: the library needs only the driver, whatever CUDA torch carries.
-# Task 4's backward bonus (task4/task4_backward.h) is part of Task 4's implementation; named apart so that the bridge
+# Task 4's backward bonus (task4_backward/task4_backward.h) is part of Task 4's implementation; named apart so that the bridge
 # links it whatever TASK4_SRC says (listed once if TASK4_SRC has it too).
 PY_BUILD    := $(BUILD)/python
-TASK4_BACKWARD_SRC ?= task4/$(IMPL)/flash_attention_backward.cu
+TASK4_BACKWARD_SRC ?= task4_backward/$(IMPL)/flash_attention_backward.cu
 BRIDGE_OBJ   = $(PY_BUILD)/python/bridge.o $(call obj_impl,$(TASK2_SRC) $(sort $(TASK4_SRC) $(TASK4_BACKWARD_SRC)) $(TASK5_SRC)) \
                $(call obj_common,task4/tuning.cpp common/fmt_impl.cpp common/cuda/cuda_check.cpp common/golden.cpp common/safetensors.cpp \
                                  common/tensor.cpp common/compare.cpp)
@@ -293,12 +299,12 @@ $(PY_BUILD)/python/bridge.o: python/bridge.cpp
 	@mkdir -p $(dir $@)
 	$(CCACHE) $(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
 
-# ---- Task 4's bf16 bonus (task4/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
-# Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
-TASK4C_ORACLE := task4/backward_oracle_cpu.cpp task4/backward_oracle_gpu.cu
-TASK4_BONUS_CASES := task4/cases_bf16.cpp task4/cases_backward.cpp $(TASK4C_ORACLE)
-TASK4B_CASES := task4/cases_bf16.cpp task4/remote.cpp
-$(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_bf16.cpp $(TASK4B_CASES)) \
+# ---- Task 4's bf16 bonus (task4_bf16/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
+# Its implementation is part of Task 4's (task4_bf16/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
+TASK4C_ORACLE := common/cuda/backward_oracle_cpu.cpp common/cuda/backward_oracle_gpu.cu
+TASK4_BONUS_CASES := task4_bf16/cases_bf16.cpp task4_backward/cases_backward.cpp $(TASK4C_ORACLE)
+TASK4B_CASES := task4_bf16/cases_bf16.cpp task4_bf16/remote.cpp
+$(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4_bf16/test_task4_bf16.cpp $(TASK4B_CASES)) \
                          $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
@@ -309,7 +315,7 @@ task4-bf16:
 	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_bf16 $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16
 
-$(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4/bench_task4_bf16.cpp task4/bf16_convert.cu $(TASK4_EXTRA)) $(HARNESS_OBJ) \
+$(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4_bf16/bench_task4_bf16.cpp common/cuda/bf16_convert.cu $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                                $(call obj_impl,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
@@ -317,32 +323,32 @@ $(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4/bench_task4_bf16.cpp task
 bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
 	./$(BUILD)/bin/bench_task4_bf16 $(ARGS)
 
-# The bf16 ladder (course staff): every rung of task4/ladder/bf16 beside the reference.
+# The bf16 ladder (course staff): every rung of task4_bf16/ladder beside the reference.
 # Its Hopper rungs (6-10) are built like the reference's sm_90 file (HOPPER_ARCH, ATTNLAB_SM90A=1: see CUDA_ARCH).
-BF16_HOPPER_RUNGS := $(call obj_common,$(addprefix task4/ladder/bf16/,wgmma_bf16.cu tma_bf16.cu warp_specialized_bf16.cu pingpong_bf16.cu persistent_bf16.cu wgmma_selftest.cu))
+BF16_HOPPER_RUNGS := $(call obj_common,$(addprefix task4_bf16/ladder/,wgmma_bf16.cu tma_bf16.cu warp_specialized_bf16.cu pingpong_bf16.cu persistent_bf16.cu wgmma_selftest.cu))
 $(BF16_HOPPER_RUNGS): override CUDA_ARCH := $(HOPPER_ARCH)
 $(BF16_HOPPER_RUNGS): NVCCFLAGS += -DATTNLAB_SM90A=1
-BF16_LADDER_OBJ := $(call obj_common,task4/ladder/bf16/wmma_bf16.cu task4/ladder/bf16/mma_bf16.cu task4/bf16_convert.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \
-                   build/reference/task4/reference/flash_attention_bf16.o build/reference/task4/reference/flash_attention_bf16_sm90.o
-build/reference/bin/ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/bench_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
+BF16_LADDER_OBJ := $(call obj_common,task4_bf16/ladder/wmma_bf16.cu task4_bf16/ladder/mma_bf16.cu common/cuda/bf16_convert.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \
+                   build/reference/task4_bf16/reference/flash_attention_bf16.o build/reference/task4_bf16/reference/flash_attention_bf16_sm90.o
+build/reference/bin/ladder_task4_bf16: $(call obj_common,task4_bf16/ladder/bench_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-bf16: build/reference/bin/ladder_task4_bf16
 	./$< $(ARGS)
 
-# Every rung of the bf16 ladder at ragged shapes (task4/ladder/bf16/check_ladder_bf16.cpp); ARGS: rung names.
-build/reference/bin/check_ladder_task4_bf16: $(call obj_common,task4/ladder/bf16/check_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
+# Every rung of the bf16 ladder at ragged shapes (task4_bf16/ladder/check_ladder_bf16.cpp); ARGS: rung names.
+build/reference/bin/check_ladder_task4_bf16: $(call obj_common,task4_bf16/ladder/check_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
 check-ladder-task4-bf16: build/reference/bin/check_ladder_task4_bf16
 	./$< $(ARGS)
 
-# ---- Task 4's backward bonus (task4/task4_backward.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
-# Its implementation is part of Task 4's (task4/$(IMPL)/flash_attention_backward.cu), so runner_task4 serves it.
-TASK4C_CASES := task4/cases_backward.cpp $(TASK4C_ORACLE) task4/remote.cpp
-$(BUILD)/bin/task4_backward: $(call obj_common,$(call test_main,4) common/case_test.cpp task4/test_task4_backward.cpp $(TASK4C_CASES)) \
+# ---- Task 4's backward bonus (task4_backward/task4_backward.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
+# Its implementation is part of Task 4's (task4_backward/$(IMPL)/flash_attention_backward.cu), so runner_task4 serves it.
+TASK4C_CASES := task4_backward/cases_backward.cpp $(TASK4C_ORACLE) task4_backward/remote.cpp
+$(BUILD)/bin/task4_backward: $(call obj_common,$(call test_main,4) common/case_test.cpp task4_backward/test_task4_backward.cpp $(TASK4C_CASES)) \
                              $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
@@ -353,7 +359,7 @@ task4-backward:
 	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_backward $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_backward
 
-$(BUILD)/bin/bench_task4_backward: $(call obj_common,task4/bench_task4_backward.cpp $(TASK4C_ORACLE) $(TASK4_EXTRA)) $(HARNESS_OBJ) \
+$(BUILD)/bin/bench_task4_backward: $(call obj_common,task4_backward/bench_task4_backward.cpp $(TASK4C_ORACLE) $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                                    $(call obj_impl,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
@@ -361,10 +367,10 @@ $(BUILD)/bin/bench_task4_backward: $(call obj_common,task4/bench_task4_backward.
 bench-task4-backward: $(BUILD)/bin/bench_task4_backward
 	./$(BUILD)/bin/bench_task4_backward $(ARGS)
 
-# The backward's ladder (course staff): every rung of task4/ladder/backward beside the reference.
-build/reference/bin/ladder_task4_backward: $(call obj_common,task4/ladder/backward/bench_ladder_backward.cpp \
-                                           task4/ladder/backward/naive_backward.cu task4/ladder/backward/tf32_backward.cu \
-                                           $(TASK4C_ORACLE)) $(HARNESS_OBJ) build/reference/task4/reference/flash_attention_backward.o
+# The backward's ladder (course staff): every rung of task4_backward/ladder beside the reference.
+build/reference/bin/ladder_task4_backward: $(call obj_common,task4_backward/ladder/bench_ladder_backward.cpp \
+                                           task4_backward/ladder/naive_backward.cu task4_backward/ladder/tf32_backward.cu \
+                                           $(TASK4C_ORACLE)) $(HARNESS_OBJ) build/reference/task4_backward/reference/flash_attention_backward.o
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 
@@ -372,9 +378,9 @@ ladder-task4-backward: build/reference/bin/ladder_task4_backward
 	./$< $(ARGS)
 
 # Its top rung, 3xTF32 on the tensor cores, against the reference: ragged checks, accuracy against float64, timings.
-build/reference/bin/ladder_task4_backward_tf32: $(call obj_common,task4/ladder/backward/bench_backward_tf32.cpp \
-                                                task4/ladder/backward/tf32_backward.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ) \
-                                                build/reference/task4/reference/flash_attention_backward.o
+build/reference/bin/ladder_task4_backward_tf32: $(call obj_common,task4_backward/ladder/bench_backward_tf32.cpp \
+                                                task4_backward/ladder/tf32_backward.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ) \
+                                                build/reference/task4_backward/reference/flash_attention_backward.o
 	@mkdir -p $(dir $@)
 	$(CXX) $^ -o $@ $(LDLIBS)
 

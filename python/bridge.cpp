@@ -31,7 +31,7 @@
 
 #include "task2/task2.h"
 #include "task4/task4.h"
-#include "task4/task4_backward.h"
+#include "task4_backward/task4_backward.h"
 #include "task5/task5.h"
 
 #ifndef ATTNLAB_IMPL

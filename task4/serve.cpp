@@ -1,44 +1,23 @@
 // serve.cpp — runner_task4's operations: the student's kernel on staged buffers, and on inputs too
 // large to send (the course's B=64 S=4096 case): those are made here from the trusted side's
 // nonce by the harness's counter-based fill, which the trusted side repeats to check the output.
+// The runner serves the bonus parts too; their operations live in their folders.
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
 #include "common/cuda/timed_calls.h"
 #include "common/remote/serve.h"
 #include "task4/task4.h"
-#include "task4/task4_backward.h"
-#include "task4/task4_bf16.h"
 
 namespace attn::remote {
-namespace {
-float* nullable(Call& c, size_t i) {
-    for (const auto& n : c.args().at("null"))
-        if (n.get<size_t>() == i) return nullptr;
-    return c.p(i);
-}
-}  // namespace
+// The bonus parts' operations (task4_bf16/serve.cpp, task4_backward/serve.cpp): runner_task4 serves all three parts.
+Handlers task4_bf16_handlers();
+Handlers task4_backward_handlers();
 
 Handlers task_handlers() {
-    return {
+    Handlers h = {
         {"flash_attention_forward", [](Call& c) {
              task4::flash_attention_forward(c.p(0), c.p(1), c.p(2), c.p(3), c.i("B"), c.i("H"), c.i("Sq"), c.i("Sk"), c.i("D"),
                                             c.b("causal"));
-         }},
-        {"flash_attention_forward_bf16", [](Call& c) {  // the bf16 bonus: each float word holds two bf16
-             auto b = [&](size_t i) { return reinterpret_cast<__nv_bfloat16*>(c.p(i)); };
-             task4::flash_attention_forward_bf16(b(0), b(1), b(2), b(3), c.i("B"), c.i("H"), c.i("Sq"), c.i("Sk"), c.i("D"),
-                                                 c.b("causal"));
-         }},
-        // The backward bonus: a pointer the caller passed as null (named in "null" by the proxy) is null here too.
-        {"flash_attention_forward_lse", [](Call& c) {
-             auto p = [&](size_t i) { return nullable(c, i); };
-             task4::flash_attention_forward_lse(p(0), p(1), p(2), p(3), p(4), c.i("B"), c.i("H"), c.i("Sq"), c.i("Sk"), c.i("D"),
-                                                c.b("causal"));
-         }},
-        {"flash_attention_backward", [](Call& c) {
-             auto p = [&](size_t i) { return nullable(c, i); };
-             task4::flash_attention_backward(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7), p(8), c.i("B"), c.i("H"), c.i("Sq"),
-                                             c.i("Sk"), c.i("D"), c.b("causal"));
          }},
         {"generated_inputs", [](Call& c) {  // q, k, v from seeds; returns o
              const int B = c.i("B"), H = c.i("H"), S = c.i("S"), D = c.i("D");
@@ -67,6 +46,8 @@ Handlers task_handlers() {
                  [&] { task4::flash_attention_forward(q.get(), k.get(), v.get(), o.get(), B, H, S, S, D, causal); });
          }},
     };
+    for (Handlers part : {task4_bf16_handlers(), task4_backward_handlers()}) h.insert(part.begin(), part.end());
+    return h;
 }
 
 }  // namespace attn::remote

@@ -1,4 +1,4 @@
-"""Task 4's backward bonus (4c, task4/task4_backward.h) on torch tensors: the forward that also returns
+"""Task 4's backward bonus (4c, task4_backward/task4_backward.h) on torch tensors: the forward that also returns
 each row's log-sum-exp, and FlashAttention-2's backward. Bare kernels, no autograd of their own.
 
     import attnlab                                          # make python IMPL=…, pip install -e python/ first

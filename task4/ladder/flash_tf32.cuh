@@ -16,7 +16,7 @@
 // against Task 4's tolerance of 2e-5 + 1e-4·|want| per element.
 //
 // What. FlashAttention-2's forward with mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (the layout of the
-// bf16 bonus, task4/reference/flash_attention_bf16.cu, with fp32 tiles). A block of WARPS warps owns
+// bf16 bonus, task4_bf16/reference/flash_attention_bf16.cu, with fp32 tiles). A block of WARPS warps owns
 // BR = WARPS·MREP·16 query rows of one (batch, head); warp w owns rows w·MREP·16 … and keeps in registers
 //   of[MREP][D/8][4]   its output rows as m16n8 accumulators (fp32)
 //   sf, pf             the scores of the current key tile, then its probabilities P

@@ -13,9 +13,10 @@ graded by the course's own grader.
 A submission is a folder or a .tar.gz/.tgz in DIR, named after the student (names are reduced to
 [A-Za-z0-9_.@+-]; the row says so when that changed one), holding the kit's layout.
 
-What is taken. For each task folder, `taskN/skeleton/NAME` where NAME matches
-[A-Za-z0-9_]+.(cpp|cu|h|cuh) and the course's taskN/skeleton/ holds a file of that name. Any other
-file in a taskN/skeleton/ folder, and any archive member with an absolute or '..' path or of an
+What is taken. For each task folder (`taskN`, and Task 4's bonus parts `task4_bf16`, `task4_backward`: the
+Makefile's TASK4_PARTS), `<folder>/skeleton/NAME` where NAME matches [A-Za-z0-9_]+.(cpp|cu|h|cuh) and the
+course's <folder>/skeleton/ holds a file of that name. Any other file in a skeleton/ folder (a file of another
+folder's skeleton is named with the folder it belongs in), and any archive member with an absolute or '..' path or of an
 odd type, is ignored and named in the row's flags ("ignored: …"). Refused outright (no build, the
 flags say why): a symbolic or hard link or a special file anywhere in the submission, a link in an
 archive, and in a taken file an #include (or #include_next/#import/#embed, digraph and trigraph
@@ -53,6 +54,9 @@ import stat
 import subprocess
 import sys
 import tarfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ci"))
+from task_folders import FOLDER, task_folders, task_of  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADER = os.path.join(ROOT, "build/reference/bin/grader")
@@ -162,7 +166,7 @@ def unpack(path, work, notes):
     scan(scratch, hard_links=False)
     top = scratch
     inner = os.listdir(scratch)
-    if len(inner) == 1 and os.path.isdir(os.path.join(scratch, inner[0])) and not re.fullmatch(r"task[0-9]+", inner[0]):
+    if len(inner) == 1 and os.path.isdir(os.path.join(scratch, inner[0])) and not FOLDER.fullmatch(inner[0]):
         top = os.path.join(scratch, inner[0])
     os.rename(top, dest)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -249,8 +253,8 @@ def check_source(path, rel):
 
 def course_tasks():
     """Task folders of the course that have a skeleton."""
-    return sorted((d for d in os.listdir(ROOT) if re.fullmatch(r"task[0-9]+", d) and os.path.isdir(os.path.join(ROOT, d, "skeleton"))),
-                  key=lambda d: int(d[4:]))
+    return sorted((d for d in os.listdir(ROOT) if task_of(d) is not None and os.path.isdir(os.path.join(ROOT, d, "skeleton"))),
+                  key=lambda d: (task_of(d), d))
 
 
 def student_files(submitted, notes):
@@ -258,7 +262,7 @@ def student_files(submitted, notes):
     Raises Refused for a taken file that may not be built."""
     taken = []
     course = set(course_tasks())
-    for task in sorted((d for d in os.listdir(submitted) if re.fullmatch(r"task[0-9]+", d)), key=lambda d: int(d[4:])):
+    for task in sorted(d for d in os.listdir(submitted) if FOLDER.fullmatch(d)):
         src = os.path.join(submitted, task, "skeleton")
         if not os.path.isdir(src):
             continue
@@ -270,7 +274,9 @@ def student_files(submitted, notes):
             elif not STUDENT_FILE.match(name):
                 notes.append(f"ignored: {rel!r} (not a name a skeleton file has: [A-Za-z0-9_]+.(cpp|cu|h|cuh))")
             elif task not in course or not os.path.isfile(os.path.join(ROOT, task, "skeleton", name)):
-                notes.append(f"ignored: {rel!r} (not a file of the course's skeleton)")
+                home = [d for d in course if os.path.isfile(os.path.join(ROOT, d, "skeleton", name))]
+                notes.append(f"ignored: {rel!r} (not a file of the course's skeleton"
+                             + (f"; the course's {name} is {home[0]}/skeleton/{name})" if home else ")"))
             else:
                 taken.append((task, name, path))
     for task, name, path in taken:
@@ -485,7 +491,7 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
             with open(built) as f:
                 b = json.load(f)
             taken, notes, row["sandbox"] = [tuple(t) for t in b["taken"]], b["notes"], b["sandbox"]
-            graded = b.get("graded") or users_of({int(t[4:]) for t, _, _ in taken})  # a built.json written before "graded" was kept
+            graded = b.get("graded") or users_of({task_of(t) for t, _, _ in taken})  # a built.json written before "graded" was kept
         else:
             for stale in (built, os.path.join(work, "results.json"), os.path.join(work, "Results.md")):
                 if os.path.exists(stale):
@@ -496,7 +502,7 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
             if not taken:
                 row["flags"] = "; ".join(notes + ["no taskN/skeleton files of the course in the submission"])
                 return row
-            graded = users_of({int(t[4:]) for t, _, _ in taken})
+            graded = users_of({task_of(t) for t, _, _ in taken})
             if tasks:
                 graded = [t for t in graded if t in tasks]
             if not graded:
@@ -525,9 +531,10 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
                "--bin-dir", bins, "--reference-bin-dir", REFERENCE_BINS]
         for t in graded:
             cmd += ["--task", str(t)]
-            sources = sorted(f for f in os.listdir(os.path.join(ROOT, f"task{t}", "skeleton")) if f.endswith((".cpp", ".cu")))
+            sources = sorted((d, f) for d in task_folders(t) if os.path.isdir(os.path.join(ROOT, d, "skeleton"))
+                             for f in os.listdir(os.path.join(ROOT, d, "skeleton")) if f.endswith((".cpp", ".cu")))
             if sources:
-                objs = [os.path.join(tree, "build/skeleton", f"task{t}", "skeleton", os.path.splitext(f)[0] + ".o") for f in sources]
+                objs = [os.path.join(tree, "build/skeleton", d, "skeleton", os.path.splitext(f)[0] + ".o") for d, f in sources]
                 cmd += ["--objects", f"{t}={','.join(objs)}"]
         env = {k: v for k, v in os.environ.items() if k != "ATTNLAB_RUNNER_DIR"}
         env.setdefault("ATTNLAB_GOLDENS", os.path.join(ROOT, "goldens"))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_batch.sh — batch grading of a class on sample submissions (a solution with stray files, among
-# them one named "evil;rm -rf ~.cpp"; the skeleton as a tarball; an archive with '..' and absolute
+# them one named "evil;rm -rf ~.cpp" and a bonus file in Task 4's folder instead of its own; the skeleton as a tarball; an archive with '..' and absolute
 # members; a student folder named with shell syntax; a zeros control; one that does not compile; one
 # that edits the harness; and attempts at the model solution: a symbolic link, a hard link, a link in
 # an archive, an escaping include, one hidden behind a comment and a digraph, an include by name with
@@ -19,7 +19,8 @@ solution() { unifdef -DSOLUTION=1 "$1" > "$2"; test $? -le 1; }  # a solution as
 sub reference && solution task1/reference/naive_mha.cpp "$T/subs/reference/task1/skeleton/naive_mha.cpp" \
   && solution task3/reference/flash_cpu.cpp "$T/subs/reference/task3/skeleton/flash_cpu.cpp" \
   && echo "not a course file" > "$T/subs/reference/task1/skeleton/notes.txt" \
-  && echo "int x;" > "$T/subs/reference/task1/skeleton/evil;rm -rf ~.cpp"
+  && echo "int x;" > "$T/subs/reference/task1/skeleton/evil;rm -rf ~.cpp" \
+  && mkdir -p "$T/subs/reference/task4/skeleton" && cp task4_bf16/skeleton/flash_attention_bf16.cu "$T/subs/reference/task4/skeleton/"
 sub zeros && patch -s -o "$T/zeros.cpp" task1/reference/naive_mha.cpp task1/controls/zeros.patch \
   && solution "$T/zeros.cpp" "$T/subs/zeros/task1/skeleton/naive_mha.cpp"
 sub broken && solution task1/reference/naive_mha.cpp "$T/broken.cpp" \
@@ -62,7 +63,8 @@ rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
 sandboxed = lambda r: r["sandbox"] in ("bubblewrap", "uid 65534")
 unbuilt = lambda r: float(r["total"]) == 0 and not r["sandbox"]  # refused: never built
 want = {"reference": lambda r: float(r["task1"]) == 2 and float(r["task3"]) == 3 and float(r["total"]) >= 5 and sandboxed(r)
-                               and "ignored: 'task1/skeleton/notes.txt'" in r["flags"] and "ignored: 'task1/skeleton/evil;rm -rf ~.cpp'" in r["flags"],
+                               and "ignored: 'task1/skeleton/notes.txt'" in r["flags"] and "ignored: 'task1/skeleton/evil;rm -rf ~.cpp'" in r["flags"]
+                               and "the course's flash_attention_bf16.cu is task4_bf16/skeleton/flash_attention_bf16.cu" in r["flags"],
         "skeleton": lambda r: float(r["total"]) == 0 and not r["flags"] and sandboxed(r),
         "dotdot": lambda r: float(r["total"]) == 0 and sandboxed(r) and "ignored: archive member 'student/task1/skeleton/../x.cpp'" in r["flags"]
                             and "ignored: archive member 'student/task1/skeleton/../../../../../../x.cpp'" in r["flags"]

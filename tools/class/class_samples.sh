@@ -13,14 +13,14 @@ make --no-print-directory setup SETUP_TASKS=none >&2  # as `make taskN`: the pac
 OUTDIR=${1:?usage: class_samples.sh DIR}
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
 # A solution as a student hands it in: one file, with the reference's own headers (taskN/reference/*.cuh) pasted in,
-# and the ladder's (4b's Hopper path is rung 10 of the bf16 ladder: task4/ladder/bf16/*.cuh), each once, nested ones too.
+# and the ladder's (4b's Hopper path is rung 10 of the bf16 ladder: task4_bf16/ladder/*.cuh), each once, nested ones too.
 inline_reference_headers() {
   /usr/bin/python3 -c '
 import re, sys
 seen = set()
 def paste(lines):
     for line in lines:
-        m = re.match(r"#include \"(task[0-9]+/(reference|ladder)/[^\"]+)\"", line)
+        m = re.match(r"#include \"(task[0-9]+(_[a-z0-9]+)*/(reference|ladder)/[^\"]+)\"", line)
         if not m:
             sys.stdout.write(line)
         elif m.group(1) not in seen:
@@ -28,19 +28,24 @@ def paste(lines):
             paste(l for l in open(m.group(1)) if not l.startswith("#pragma once"))
 paste(sys.stdin)'
 }
+folders() {  # folders N: task N's folders (Task 4's bonus parts too: the Makefile's TASK4_PARTS)
+  /usr/bin/python3 -c "import sys; sys.path.insert(0, 'tools/ci'); from task_folders import task_folders; print(' '.join(task_folders($1)))"
+}
 solve() {  # solve STUDENT TASK...: the model solutions of these tasks into STUDENT's skeleton folders
-  local who=$1 f; shift
+  local who=$1 f d; shift
   for t in "$@"; do
-    mkdir -p "$OUTDIR/$who/task$t/skeleton"
-    for f in task$t/reference/*.cpp task$t/reference/*.cu; do
-      [ -e "$f" ] || continue
-      { unifdef -DSOLUTION=1 "$f" || [ $? -le 1 ]; } | inline_reference_headers > "$OUTDIR/$who/task$t/skeleton/$(basename "$f")"
+    for d in $(folders "$t"); do
+      mkdir -p "$OUTDIR/$who/$d/skeleton"
+      for f in $d/reference/*.cpp $d/reference/*.cu; do
+        [ -e "$f" ] || continue
+        { unifdef -DSOLUTION=1 "$f" || [ $? -le 1 ]; } | inline_reference_headers > "$OUTDIR/$who/$d/skeleton/$(basename "$f")"
+      done
     done
   done
 }
 solve reference 1 2 3 4 5 6
 mkdir -p "$OUTDIR/skeleton"
-for t in 1 2 3 4 5 6; do mkdir -p "$OUTDIR/skeleton/task$t" && cp -r task$t/skeleton "$OUTDIR/skeleton/task$t/"; done
+for t in 1 2 3 4 5 6; do for d in $(folders "$t"); do mkdir -p "$OUTDIR/skeleton/$d" && cp -r $d/skeleton "$OUTDIR/skeleton/$d/"; done; done
 solve partial 1 2 3
 solve slow 1 2 3 4 5 6
 sed -i 's|^    flash_forward_with(tuned_config(D), q, k, v, o, B, H, Sq, Sk, D, causal);|    for (int rep = 0; rep < 4; ++rep) flash_forward_with(tuned_config(D), q, k, v, o, B, H, Sq, Sk, D, causal);|' \

@@ -31,6 +31,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ci"))
+from task_folders import task_folders  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADER_TIMEOUT_S = 1800
 REFERENCE_GRADER = "build/reference/bin/grader"
@@ -66,8 +69,8 @@ def selected(listing, only, prebuilt):
 
 
 def reference_sources(task):
-    """The reference's sources of `task` (TASKn_SRC), relative to the repository."""
-    srcs = sorted(glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cpp")) + glob.glob(os.path.join(ROOT, f"task{task}/reference/*.cu")))
+    """The reference's sources of `task` (TASKn_SRC: every folder of the task), relative to the repository."""
+    srcs = sorted(s for d in task_folders(task) for ext in ("cpp", "cu") for s in glob.glob(os.path.join(ROOT, d, "reference", f"*.{ext}")))
     return [os.path.relpath(s, ROOT) for s in srcs]
 
 
@@ -84,7 +87,7 @@ def object_of(src):
 
 def task_sources(task, replaced, by):
     """The reference's sources of `task` (TASKn_SRC) with one file swapped for `by`: a control's patched copy,
-    or a calibration case's submission. The task's other files stay (Task 4's bf16 bonus beside its fp32 kernel)."""
+    or a calibration case's submission. The task's other files stay (Task 4's bonus parts beside its fp32 kernel)."""
     ref = reference_sources(task)
     if replaced not in ref:
         raise ValueError(f"{replaced} is not one of task {task}'s reference files ({', '.join(ref)})")

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NOT_SHARED = re.compile(r"^task[0-9]+/(reference|controls|ladder)/|^grader/controls/")
+NOT_SHARED = re.compile(r"^task[0-9]+(_[a-z0-9]+)*/(reference|controls|ladder)/|^grader/controls/")
 
 
 def unifdef(flag, path):
@@ -47,7 +47,7 @@ def main():
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\n")
     shared = contents(os.path.join(ROOT, p) for p in tracked if p and not NOT_SHARED.search(p))
     in_kit = contents(os.path.join(d, f) for d, _, files in os.walk(kit) for f in files)
-    references = sorted(p for p in tracked if re.match(r"^task[0-9]+/reference/", p))
+    references = sorted(p for p in tracked if re.match(r"^task[0-9]+(_[a-z0-9]+)*/reference/", p))
     checked = leaks = 0
     for ref in references:
         for line in dict.fromkeys(solution_lines(ref)):  # once each, in order

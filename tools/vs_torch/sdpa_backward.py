@@ -41,7 +41,7 @@ def run(backend, B, H, S, D, causal, flush, big):
         want = grads64(q[0, 0].detach(), k[0, 0].detach(), v[0, 0].detach(), g[0, 0], causal)
         share = max(((a[0, 0].double() - w).abs() / (ATOL + RTOL * w.abs())).max().item() for a, w in zip(grads, want))
         worst = max((a[0, 0].double() - w).abs().max().item() for a, w in zip(grads, want))
-        # relative L2 over dQ, dK and dV together (as task4/ladder/backward/bench_backward_tf32.cpp gives the kernels')
+        # relative L2 over dQ, dK and dV together (as task4_backward/ladder/bench_backward_tf32.cpp gives the kernels')
         rel = math.sqrt(sum(((a[0, 0].double() - w) ** 2).sum().item() for a, w in zip(grads, want)) /
                         sum((w ** 2).sum().item() for w in want))
         del grads

@@ -1,0 +1,264 @@
+// persistent_bf16.cuh — rung 10 of the bf16 ladder (course staff; not in the student kit): rung 9 as a persistent
+// kernel fed by a dynamic tile scheduler; with QREG, Q's A fragments in registers. With QREG it is the 4b reference's
+// sm_90 path (task4_bf16/reference/flash_attention_bf16_sm90.cu).
+//
+// What it adds to rung 9 (ping-pong, next Q·Kᵀ before the softmax):
+// 1. Persistent blocks. The grid is one block per SM; each block works through (row block, head) tiles. Why: rung 9's
+//    blocks each start from nothing — barriers initialised, Q loaded, the pipeline filled, S_0 and its softmax
+//    alone — and end with the last P·V and the output store with nothing beside them. Here the producer loads the
+//    next tile's Q and first K/V tiles while the consumers finish the current one (a "Q empty" barrier says when Q
+//    may be overwritten), and the output leaves through a buffer of its own, so a consumer's store overlaps the next
+//    tile. The stage counters and the consumers' turns (rung 9's named barriers) run on from tile to tile.
+// 2. A dynamic tile scheduler. A block's first tile is blockIdx.x; each next one comes from an atomic counter in
+//    global memory (the last block to finish resets it for the next launch), and the producer hands it to the
+//    consumers in shared memory, published by the same mbarrier arrival as its Q. Tiles are numbered so that what
+//    runs at once shares K and V in L2: without a mask a head's row blocks one after another; causal, the longest
+//    rows first within groups of heads whose K and V fit in 16 MB together, so the short tiles come last and fill
+//    the gaps. (A static split of the same list — tile u to block u mod #SMs — left the causal case 20 % slower than
+//    rung 9, H100 run 3: the blocks' sums of tile lengths differed too much.)
+// 3. QREG: each consumer loads its 64 rows of Q once per tile into wgmma A fragments (ldmatrix from the swizzled
+//    tile) and computes Q·Kᵀ with A from registers; Q's buffer is released at once, so the next tile's Q can load
+//    during the whole of this tile. (Rung 9 with Q in registers was no faster: there the buffer is not reused.)
+//
+// Shared memory: Q [128][D], STAGES × (K, V) [BC][D], O [128][D], barriers. One block per SM (384 threads at 168
+// registers, setmaxnreg to 24 / 240 as in rung 8).
+// Build and run: make ladder-task4-bf16 (sm_80 + sm_90a, -DATTNLAB_SM90A=1); compute capability 9.0 only. A header
+// so that the reference's sm_90 file can include it; everything in it has internal linkage.
+#pragma once
+#include <algorithm>
+
+#include "task4_bf16/ladder/hopper_bf16.cuh"
+
+namespace task4::hopper {
+namespace {
+
+struct PersistentParams {
+    int BH, row_blocks, heads_per_group;
+};
+
+// Tile u → (row block, batch·head).
+__device__ __forceinline__ void persistent_tile(int u, const PersistentParams& pp, bool causal, int& rb, int& bh) {
+    if (!causal) {
+        rb = u % pp.row_blocks, bh = u / pp.row_blocks;
+    } else {
+        const int per_group = pp.heads_per_group * pp.row_blocks, group = u / per_group, w = u % per_group;
+        const int heads = min(pp.heads_per_group, pp.BH - group * pp.heads_per_group);
+        rb = pp.row_blocks - 1 - w / heads, bh = group * pp.heads_per_group + w % heads;
+    }
+}
+
+// The tile scheduler's two counters: the next tile to hand out (after each block's first, blockIdx.x), and the blocks
+// that have finished taking tiles; the last of those resets both, so every launch starts from zero without a memset.
+__device__ unsigned int persistent_counters[2] = {0, 0};
+
+template <int D, int BC, int STAGES, bool QREG>
+__global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constant__ Params p, const PersistentParams pp) {
+#if ATTNLAB_SM90A_DEVICE
+    constexpr int BR = 128, Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2, CB = D / 64;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t sQ = (smem_u32(smem_raw) + 1023) & ~1023u;
+    const uint32_t sK = sQ + Q_BYTES, sV = sK + STAGES * KV_BYTES, sO = sV + STAGES * KV_BYTES;
+    const uint32_t q_full = sO + Q_BYTES, q_empty = q_full + 8, full_k = q_empty + 8, full_v = full_k + 8 * STAGES,
+                   empty_k = full_v + 8 * STAGES, empty_v = empty_k + 8 * STAGES, tile_slot = empty_v + 8 * STAGES;
+    const int n_units = pp.row_blocks * pp.BH;
+    const int offset = p.Sk - p.Sq;
+    auto kv_tiles = [&](int rb) {  // key tiles row block rb needs
+        const int last_row = min((rb + 1) * BR, p.Sq) - 1;
+        const int kv_end = p.causal ? max(0, min(p.Sk, last_row + offset + 1)) : p.Sk;
+        return (kv_end + BC - 1) / BC;
+    };
+
+    if (threadIdx.x == 0) {
+        mbar_init(q_full, 1), mbar_init(q_empty, 8);
+        for (int st = 0; st < STAGES; ++st) {
+            mbar_init(full_k + 8 * st, 1), mbar_init(full_v + 8 * st, 1);
+            mbar_init(empty_k + 8 * st, 8), mbar_init(empty_v + 8 * st, 8);
+        }
+        fence_barrier_init();
+    }
+    __syncthreads();
+
+    const int wg = threadIdx.x / 128;
+    if (wg == 0) {
+        // ---- producer: takes tiles from the scheduler; for each, hands the tile to the consumers with its Q (through
+        // the Q barrier: the tile's index in tile_slot[q_count % 2], written before the arrive), then its K and V.
+        // Past the last tile it hands over n_units, which tells the consumers to stop.
+        regs_lower<24>();
+        if (threadIdx.x == 0) {
+            int loads = 0, q_count = 0;  // K/V tiles loaded so far, tiles handed over so far (the barriers' phases)
+            for (int u = blockIdx.x;; ++q_count) {
+                mbar_wait(q_empty, (q_count & 1) ^ 1);  // the consumers are done with the last tile's Q
+                asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(tile_slot + 4 * (q_count & 1)), "r"(min(u, n_units)) : "memory");
+                if (u >= n_units) {
+                    mbar_arrive(q_full);
+                    break;
+                }
+                int rb, bh;
+                persistent_tile(u, pp, p.causal, rb, bh);
+                const int n_tiles = kv_tiles(rb);
+                if (n_tiles == 0) {
+                    mbar_arrive(q_full);  // nothing to load: the consumers write zeros
+                } else {
+                    mbar_arrive_expect_tx(q_full, Q_BYTES);
+#pragma unroll
+                    for (int cb = 0; cb < CB; ++cb) tma_load_3d(sQ + cb * BR * 128, &p.tq, q_full, 64 * cb, rb * BR, bh);
+                }
+                for (int j = 0; j < n_tiles; ++j, ++loads) {
+                    const int st = loads % STAGES;
+                    const uint32_t phase = (loads / STAGES) & 1;
+                    mbar_wait(empty_k + 8 * st, phase ^ 1);
+                    mbar_arrive_expect_tx(full_k + 8 * st, KV_BYTES);
+#pragma unroll
+                    for (int cb = 0; cb < CB; ++cb)
+                        tma_load_3d(sK + st * KV_BYTES + cb * BC * 128, &p.tk, full_k + 8 * st, 64 * cb, j * BC, bh);
+                    mbar_wait(empty_v + 8 * st, phase ^ 1);
+                    mbar_arrive_expect_tx(full_v + 8 * st, KV_BYTES);
+#pragma unroll
+                    for (int cb = 0; cb < CB; ++cb)
+                        tma_load_3d(sV + st * KV_BYTES + cb * BC * 128, &p.tv, full_v + 8 * st, 64 * cb, j * BC, bh);
+                }
+                u = int(atomicAdd(&persistent_counters[0], 1u)) + int(gridDim.x);  // the next tile, whichever block asks first
+            }
+            __threadfence();
+            if (atomicAdd(&persistent_counters[1], 1u) == gridDim.x - 1)  // the last block to finish taking tiles
+                atomicExch(&persistent_counters[0], 0u), atomicExch(&persistent_counters[1], 0u);
+        }
+    } else {
+        // ---- consumers: rung 9's loop, tile after tile ----
+        regs_raise<240>();
+        const int c = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = threadIdx.x % 32;
+        const int g = lane / 4, t = lane % 4;
+        const int my_turn = 3 + c, other_turn = 4 - c;
+        const uint32_t q_tile = sQ + 64 * c * 128;
+        if (c == 0) bar_arrive(my_turn, 256);  // consumer 0 takes the first turn; the turns then run on across tiles
+        int loads = 0;
+        for (int q_count = 0;; ++q_count) {
+            mbar_wait(q_full, q_count & 1);
+            int u;
+            asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(u) : "r"(tile_slot + 4 * (q_count & 1)) : "memory");
+            if (u >= n_units) break;
+            int rb, bh;
+            persistent_tile(u, pp, p.causal, rb, bh);
+            const int n_tiles = kv_tiles(rb);
+            const int wg_row0 = rb * BR + 64 * c, row_a = wg_row0 + 16 * warp + g;
+
+            float o_acc[D / 2], s[BC / 2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
+            uint32_t pf[BC / 16][4];
+#pragma unroll
+            for (int i = 0; i < D / 2; ++i) o_acc[i] = 0.f;
+            auto softmax_tile = [&](int j) {
+                const int c0 = j * BC;
+                if (c0 + BC > p.Sk || (p.causal && c0 + BC - 1 > wg_row0 + offset))
+                    mask_tile<BC>(s, row_a, c0, t, p.Sk, p.causal, offset);
+                online_softmax<BC>(s, m, l, alpha, p.scale_log2);
+            };
+            // QREG (a variant): Q's A fragments in registers (rung 9's), so Q's buffer is free for the next tile at once
+            uint32_t qf[QREG ? D / 16 : 1][4];
+            auto qk = [&](uint32_t k_tile) {
+                if constexpr (QREG)
+                    gemm_qk_rs<D, BC>(s, qf, k_tile);
+                else
+                    gemm_qk<D, BC, BR>(s, q_tile, k_tile);
+            };
+            if (n_tiles == 0) {
+                if (lane == 0) mbar_arrive(q_empty);
+            } else {
+                if constexpr (QREG) {
+                    load_q_fragments<D, BR>(qf, sQ, 64 * c);
+                    if (lane == 0) mbar_arrive(q_empty);
+                }
+                int st = loads % STAGES;
+                mbar_wait(full_k + 8 * st, (loads / STAGES) & 1);
+                wgmma_fence();
+                qk(sK + st * KV_BYTES);
+                wgmma_commit();
+                wgmma_wait<0>();
+                pin(s);
+                if (lane == 0) {
+                    mbar_arrive(empty_k + 8 * st);
+                    if (!QREG && n_tiles == 1) mbar_arrive(q_empty);  // this tile's last read of Q
+                }
+                softmax_tile(0);
+                to_a_fragments<BC>(s, pf);
+                for (int j = 1; j < n_tiles; ++j) {
+                    const int sp = st, lp = loads + j - 1;
+                    st = (loads + j) % STAGES;
+                    mbar_wait(full_k + 8 * st, ((loads + j) / STAGES) & 1);
+                    mbar_wait(full_v + 8 * sp, (lp / STAGES) & 1);
+                    bar_sync(my_turn, 256);
+                    wgmma_fence();
+                    qk(sK + st * KV_BYTES);
+                    wgmma_commit();
+                    gemm_pv<D, BC>(o_acc, pf, sV + sp * KV_BYTES);
+                    wgmma_commit();
+                    bar_arrive(other_turn, 256);
+                    wgmma_wait<1>();
+                    pin(s);
+                    if (lane == 0) {
+                        mbar_arrive(empty_k + 8 * st);
+                        if (!QREG && j == n_tiles - 1) mbar_arrive(q_empty);
+                    }
+                    softmax_tile(j);
+                    wgmma_wait<0>();
+                    pin(o_acc);
+                    if (lane == 0) mbar_arrive(empty_v + 8 * sp);
+                    rescale<D>(o_acc, alpha);
+                    to_a_fragments<BC>(s, pf);
+                }
+                const int ll = loads + n_tiles - 1;
+                mbar_wait(full_v + 8 * st, (ll / STAGES) & 1);
+                wgmma_fence();
+                gemm_pv<D, BC>(o_acc, pf, sV + st * KV_BYTES);
+                wgmma_commit();
+                wgmma_wait<0>();
+                pin(o_acc);
+                if (lane == 0) mbar_arrive(empty_v + 8 * st);
+                loads += n_tiles;
+            }
+
+            // the output: wait until this consumer's previous store has read its rows of the O buffer, write, store
+            if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+            bar_sync(1 + c, 128);
+            store_o_tile<D, BR>(sO, o_acc, l, 64 * c + 16 * warp + g, t);
+            fence_proxy_async();
+            bar_sync(1 + c, 128);
+            if (tid == 0 && wg_row0 < p.Sq) {
+#pragma unroll
+                for (int cb = 0; cb < CB; ++cb) tma_store_3d(&p.to, sO + cb * BR * 128 + 64 * c * 128, 64 * cb, wg_row0, bh);
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            }
+        }
+        if (tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    }
+#else
+    __trap();
+#endif
+}
+
+// Launches the kernel on min(#SMs, tiles) blocks (the caller checked device_is_sm90a() and 16-byte alignment).
+template <int D, int BC, int STAGES, bool QREG = false>
+void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
+                       int H, int Sq, int Sk, bool causal) {
+    constexpr int BR = 128;
+    constexpr size_t smem = size_t(2 * BR + 2 * STAGES * BC) * D * 2 + 1024 + 256;
+    static_assert(smem <= 227 * 1024, "shared memory: fewer stages or a smaller key tile");
+    static const int sms = [] {
+        CUDA_CHECK(cudaFuncSetAttribute(persistent_kernel<D, BC, STAGES, QREG>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        int dev = 0, n = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+        return n;
+    }();
+    if (B * H == 0 || Sq == 0) return;
+    const Params p = make_params(q, k, v, o, B * H, Sq, Sk, D, causal, BR, BC);
+    PersistentParams pp;
+    pp.BH = B * H, pp.row_blocks = (Sq + BR - 1) / BR;
+    // causal: groups of heads whose K and V (Sk·D·2 bytes each) fit in 16 MB together, a third of the H100's L2
+    pp.heads_per_group = int(std::max<size_t>(1, std::min<size_t>(size_t(B) * H, (size_t(16) << 20) / (size_t(Sk) * D * 4))));
+    const int tiles = pp.row_blocks * pp.BH;
+    persistent_kernel<D, BC, STAGES, QREG><<<std::min(tiles, sms), 384, smem>>>(p, pp);
+    CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+}  // namespace task4::hopper
