@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 namespace attn {
 
 uint64_t grader_seed() {
@@ -27,6 +29,10 @@ void refill(std::mt19937_64& g, Tensor& t, float scale) {
         x = float(scale * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
     }
 }
+
+float peak_scale(std::mt19937_64& g, int draw) { return draw < 2 ? 1.0f : float(uniform_int(g, 2, 4)); }
+
+std::string peak_note(float peak) { return peak == 1.0f ? "" : fmt::format(", q and k ×{:g}", peak); }
 
 Tensor random_tensor(std::mt19937_64& g, const Shape& shape, float scale) {
     Tensor t(shape);

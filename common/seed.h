@@ -23,5 +23,10 @@ T pick(std::mt19937_64& g, const std::vector<T>& options) {
 Tensor random_tensor(std::mt19937_64& g, const Shape& shape, float scale = 1.0f);  // normal(0, scale²)
 // New values into the same storage: a second call on the same buffers must not see the first's.
 void refill(std::mt19937_64& g, Tensor& t, float scale = 1.0f);
+// How much a fresh case scales q and k: 1 in draws 0 and 1, then 2, 3 or 4 — peaky scores (up to 16× the
+// variance), a softmax near one-hot and exp of large arguments, where a careless order of operations loses
+// precision. `peak_note` says it in a case's shape ("" at 1).
+float peak_scale(std::mt19937_64& g, int draw);
+std::string peak_note(float peak);
 
 }  // namespace attn

@@ -82,11 +82,12 @@ CaseResult fresh_case(int draw) {
               D = pick(g, std::vector<int>{8, 16, 32});
     const Dims d{B, S, H * D, H, D, draw % 2 == 1};
     const Shape bse = {B, S, d.hidden};
+    const float peak = peak_scale(g, draw);
     CaseResult r;
-    r.shape = shape_of(d) + fmt::format(" (seed {})", grader_seed());
+    r.shape = shape_of(d) + fmt::format(" (seed {}{})", grader_seed(), peak_note(peak));
     Tensor q(bse), k(bse), v(bse), out(bse);
     for (int call = 1; call <= 2; ++call) {
-        refill(g, q), refill(g, k), refill(g, v);
+        refill(g, q, peak), refill(g, k, peak), refill(g, v);
         const Tensor q0 = q, k0 = k, v0 = v;
         poison(out);
         naive_mha(q.ptr(), k.ptr(), v.ptr(), out.ptr(), B, S, d.hidden, H, d.causal);

@@ -174,18 +174,17 @@ CaseResult fresh_gemm(int draw) {
     return r;
 }
 
-CaseResult fresh_attention(int draw) {
-    auto g = rng_for("task2.fresh.attention." + std::to_string(draw));
-    const int B = uniform_int(g, 1, 3), S = uniform_int(g, 1, 150), H = pick(g, std::vector<int>{1, 2, 4, 8}),
-              D = pick(g, std::vector<int>{8, 16, 32}), E = H * D;
-    const bool causal = draw % 2 == 1;
+// Attention over [B, S, hidden] split into H heads, against double precision: `calls` calls on the same buffers.
+CaseResult attention_shape_case(std::mt19937_64& g, int B, int S, int H, int D, bool causal, int calls, const std::string& note,
+                                 float peak = 1.0f) {
+    const int E = H * D;
     const Shape bse = {B, S, E};
     CaseResult r;
-    r.shape = fmt::format("B={} S={} hidden={} heads={}{} (seed {})", B, S, E, H, causal ? " causal" : "", grader_seed());
+    r.shape = fmt::format("B={} S={} hidden={} heads={}{} ({})", B, S, E, H, causal ? " causal" : "", note);
     Tensor q(bse), k(bse), v(bse);
     DeviceBuffer<float> dq(size_t(q.size())), dk(size_t(q.size())), dv(size_t(q.size())), dout(size_t(q.size()));
-    for (int call = 1; call <= 2; ++call) {
-        refill(g, q), refill(g, k), refill(g, v);
+    for (int call = 1; call <= calls; ++call) {
+        refill(g, q, peak), refill(g, k, peak), refill(g, v);
         upload(dq, q), upload(dk, k), upload(dv, v);
         dout.poison();
         custom_attention(dq.get(), dk.get(), dv.get(), dout.get(), B, S, E, H, causal);
@@ -194,10 +193,25 @@ CaseResult fresh_attention(int draw) {
             !device_input_unchanged(r, "k", k, dk) || !device_input_unchanged(r, "v", v, dv))
             return r;
         const Tensor want = from_heads(attention_f64(to_heads(q, H), to_heads(k, H), to_heads(v, H), causal));
-        if (!check_output(r, fmt::format("call {} of 2", call), out, want, Tolerance{2e-5, 1e-4}, {"b", "s", "e"})) return r;
+        if (!check_output(r, fmt::format("call {} of {}", call, calls), out, want, Tolerance{2e-5, 1e-4}, {"b", "s", "e"}))
+            return r;
     }
     r.status = "passed";
     return r;
+}
+
+CaseResult fresh_attention(int draw) {
+    auto g = rng_for("task2.fresh.attention." + std::to_string(draw));
+    const int B = uniform_int(g, 1, 3), S = uniform_int(g, 1, 150), H = pick(g, std::vector<int>{1, 2, 4, 8}),
+              D = pick(g, std::vector<int>{8, 16, 32});
+    const float peak = peak_scale(g, 2 * draw);  // two draws: the second with peaky scores
+    return attention_shape_case(g, B, S, H, D, draw % 2 == 1, 2, fmt::format("seed {}{}", grader_seed(), peak_note(peak)), peak);
+}
+
+// B·H = 70000 heads: the batched GEMMs and the mask see a batch past the grid's 65535 in y and z.
+CaseResult many_heads_attention() {
+    auto g = rng_for("task2.many_heads");
+    return attention_shape_case(g, 70, 3, 1000, 8, true, 1, "B·H = 70000: past gridDim.y/z's 65535");
 }
 
 }  // namespace
@@ -221,6 +235,7 @@ std::vector<GradeCase> grade_cases() {
         cases.push_back({fmt::format("fresh attention #{}", draw + 1), 1.0, [draw] { return fresh_attention(draw); },
                          "attention"});
     }
+    cases.push_back({"B·H = 70000 heads (past the grid's 65535)", 1.0, [] { return many_heads_attention(); }, "attention"});
     return cases;
 }
 

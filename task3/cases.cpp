@@ -76,12 +76,13 @@ CaseResult fresh_case(int draw) {
               D = pick(g, std::vector<int>{16, 32, 64}), Br = uniform_int(g, 1, 80), Bc = uniform_int(g, 1, 80);
     const bool causal = draw % 2 == 1;
     const Shape bhsd = {B, H, S, D};
+    const float peak = peak_scale(g, draw);
     CaseResult r;
-    r.shape = fmt::format("B={} H={} S={} D={} Br={} Bc={}{} (seed {})", B, H, S, D, Br, Bc, causal ? " causal" : "",
-                          grader_seed());
+    r.shape = fmt::format("B={} H={} S={} D={} Br={} Bc={}{} (seed {}{})", B, H, S, D, Br, Bc, causal ? " causal" : "",
+                          grader_seed(), peak_note(peak));
     Tensor q(bhsd), k(bhsd), v(bhsd), out(bhsd);
     for (int call = 1; call <= 2; ++call) {
-        refill(g, q), refill(g, k), refill(g, v);
+        refill(g, q, peak), refill(g, k, peak), refill(g, v);
         const Tensor q0 = q, k0 = k, v0 = v;
         poison(out);
         flash_attention_cpu(q.ptr(), k.ptr(), v.ptr(), out.ptr(), B, H, S, D, Br, Bc, causal);

@@ -98,8 +98,9 @@ CaseResult fresh_case(int draw) {
     auto g = rng_for("task5.fresh." + std::to_string(draw));
     const int B = uniform_int(g, 1, 3), H = uniform_int(g, 1, 8), L = uniform_int(g, 1, 3000),
               D = pick(g, std::vector<int>{32, 64, 96, 128});
-    const Tensor q = random_tensor(g, {B, H, 1, D}), k = random_tensor(g, {B, H, L, D}), v = random_tensor(g, {B, H, L, D});
-    return step_case(fmt::format("B={} H={} len={} D={} (seed {})", B, H, L, D, grader_seed()), q, k, v,
+    const float peak = peak_scale(g, draw);
+    const Tensor q = random_tensor(g, {B, H, 1, D}, peak), k = random_tensor(g, {B, H, L, D}, peak), v = random_tensor(g, {B, H, L, D});
+    return step_case(fmt::format("B={} H={} len={} D={} (seed {}{})", B, H, L, D, grader_seed(), peak_note(peak)), q, k, v,
                      attention_f64(q, k, v, false), B, H, L, D);
 }
 
@@ -192,6 +193,8 @@ std::vector<GradeCase> grade_cases() {
                      [] { return gpu_run_case(16, 32, 128, 2048, 1024, 100, "course"); }, "course"});
     cases.push_back({"long context: B=1, 16384 positions", 1.0,
                      [] { return gpu_run_case(1, 32, 128, 16384, 16381, 3, "long"); }, "long"});
+    cases.push_back({"B·H = 70000 heads (past gridDim.y's 65535)", 1.0,
+                     [] { return gpu_run_case(70, 1000, 32, 8, 5, 2, "many_heads"); }, "fresh"});
     cases.push_back({"rejects pos == max_seq", 0.5, [] { return rejects_pos(16); }, "errors"});
     cases.push_back({"rejects pos == -1", 0.5, [] { return rejects_pos(-1); }, "errors"});
     cases.push_back({"rejects len == 0", 0.5, [] { return rejects_len(0); }, "errors"});

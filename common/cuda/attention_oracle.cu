@@ -7,6 +7,7 @@
 #include "common/cuda/attention_oracle.h"
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/grid.cuh"
 
 namespace attn {
 namespace {
@@ -51,9 +52,11 @@ __global__ void masked_softmax_kernel(float* scores, int Sq, int Sk, bool causal
 }
 
 // scores[bh, j] = q·k_j / √D, one thread per position
-__global__ void decode_scores_kernel(const float* q, const float* k_cache, double* scores, int max_seq, int len, int D) {
-    const int bh = blockIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= len) return;
+__global__ void decode_scores_kernel(const float* q, const float* k_cache, double* scores, int max_seq, int len, int D,
+                                     long long BH) {
+    const long long bh = head_of_block();
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (bh >= BH || j >= len) return;
     const float* k = k_cache + (size_t(bh) * max_seq + j) * D;
     double dot = 0;
     for (int d = 0; d < D; ++d) dot += double(q[size_t(bh) * D + d]) * k[d];
@@ -82,7 +85,7 @@ __global__ void decode_output_kernel(const float* v_cache, float* o, const doubl
 
 void decode_oracle(const float* q, const float* k_cache, const float* v_cache, float* o, int BH, int max_seq, int len,
                    int D, double* scores) {
-    decode_scores_kernel<<<dim3((len + 127) / 128, BH), 128>>>(q, k_cache, scores, max_seq, len, D);
+    decode_scores_kernel<<<grid_over_heads(unsigned((len + 127) / 128), BH), 128>>>(q, k_cache, scores, max_seq, len, D, BH);
     CUDA_CHECK_LAUNCH();
     decode_output_kernel<<<BH, 128>>>(v_cache, o, scores, max_seq, len, D);
     CUDA_CHECK_LAUNCH();

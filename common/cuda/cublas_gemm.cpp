@@ -2,6 +2,8 @@
 // the operands are passed swapped.
 #include "common/cuda/cublas_gemm.h"
 
+#include <algorithm>
+
 #include <cublas_v2.h>
 
 #include <stdexcept>
@@ -25,16 +27,22 @@ CublasGemm::~CublasGemm() {
     if (h_) cublasDestroy(h_);
 }
 
+constexpr int kMaxBatch = 65535;
+
 void CublasGemm::nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
-    check(cublasSgemmStridedBatched(h_, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, B, K, (long long)N * K, A, K,
-                                    (long long)M * K, &beta, C, N, (long long)M * N, batch),
-          "SgemmStridedBatched (NT)");
+    for (int b0 = 0; b0 < batch; b0 += kMaxBatch)  // in parts: a batch of B·H heads may pass the grid's 65535
+        check(cublasSgemmStridedBatched(h_, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, B + size_t(b0) * N * K, K,
+                                        (long long)N * K, A + size_t(b0) * M * K, K, (long long)M * K, &beta,
+                                        C + size_t(b0) * M * N, N, (long long)M * N, std::min(batch - b0, kMaxBatch)),
+              "SgemmStridedBatched (NT)");
 }
 
 void CublasGemm::nn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
-    check(cublasSgemmStridedBatched(h_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, (long long)K * N, A, K,
-                                    (long long)M * K, &beta, C, N, (long long)M * N, batch),
-          "SgemmStridedBatched (NN)");
+    for (int b0 = 0; b0 < batch; b0 += kMaxBatch)
+        check(cublasSgemmStridedBatched(h_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B + size_t(b0) * K * N, N,
+                                        (long long)K * N, A + size_t(b0) * M * K, K, (long long)M * K, &beta,
+                                        C + size_t(b0) * M * N, N, (long long)M * N, std::min(batch - b0, kMaxBatch)),
+              "SgemmStridedBatched (NN)");
 }
 
 }  // namespace attn

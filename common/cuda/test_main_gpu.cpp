@@ -1,10 +1,12 @@
 // test_main_gpu.cpp — Catch2's main for the CUDA tasks' test binaries. Without a usable GPU it
 // prints "skipped: no CUDA device (…)" and exits 77, the conventional "skipped" code, so that no
-// GPU test is ever counted as passed on a machine that could not run it. The compact reporter is the
-// default, as in common/test_main.cpp.
+// GPU test is ever counted as passed on a machine that could not run it. The reporter is attnlab's
+// (common/catch_reporter.h), as in common/test_main.cpp.
 #define CATCH_CONFIG_RUNNER
-#define CATCH_CONFIG_DEFAULT_REPORTER "compact"
+#define CATCH_CONFIG_DEFAULT_REPORTER "attnlab"
 #include <catch2/catch.hpp>
+
+#include "common/catch_reporter.h"
 #include <fmt/format.h>
 
 #include "common/cuda/device.h"

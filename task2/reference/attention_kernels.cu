@@ -6,6 +6,7 @@
 // Kernels here run on the default stream; the harness synchronises and checks every launch.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -15,6 +16,10 @@
 #include "task2/task2.h"
 
 namespace task2 {
+
+// The grid's second and third dimensions stop at 65535 blocks (the first at 2³¹ − 1): a batch of B·H = 70000
+// heads is launched in parts.
+constexpr int kMaxGridY = 65535, kMaxGridZ = 65535;
 
 // ================================================================================================
 // task2.1 — softmax, one block per row
@@ -237,16 +242,20 @@ __global__ void __launch_bounds__(kGemmThreads, 2) sgemm_kernel(const float* __r
 template <bool B_IS_NK>
 void launch_sgemm(const float* A, const float* B, float* C, int batch, int M, int N, int K) {
     if (batch == 0 || M == 0 || N == 0) return;
-    const dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, batch);
-    sgemm_kernel<B_IS_NK><<<grid, kGemmThreads>>>(A, B, C, M, N, K);
-    CUDA_CHECK_LAUNCH();
+    // gridDim.z stops at 65535: batches past it (B·H = 70000 heads) go in further launches
+    for (int b0 = 0; b0 < batch; b0 += kMaxGridZ) {
+        const dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, std::min(batch - b0, kMaxGridZ));
+        sgemm_kernel<B_IS_NK><<<grid, kGemmThreads>>>(A + size_t(b0) * M * K, B + size_t(b0) * N * K, C + size_t(b0) * M * N, M, N, K);
+        CUDA_CHECK_LAUNCH();
+    }
 }
 #else
 // TODO(task2.2, task2.3): the tiled GEMM. Start with the textbook version: a TILE × TILE block
 // (TILE = 16) computes a TILE × TILE tile of C. Loop over K in steps of TILE: each thread loads one
 // element of the A tile and one of the B tile into __shared__ arrays, __syncthreads(), accumulates
 // TILE products from shared memory, __syncthreads() again. Batch b is blockIdx.z: offset A, B, C by
-// b·M·K, b·N·K (or b·K·N), b·M·N. Load zeros outside M, N, K so that sizes no tile divides work.
+// b·M·K, b·N·K (or b·K·N), b·M·N. gridDim.z stops at 65535 while batch = B·H need not: launch at most
+// kMaxGridZ batches at a time, the pointers moved on by the batches done (as scale_and_causal_mask below). Load zeros outside M, N, K so that sizes no tile divides work.
 // gemm_nt reads B as [N, K] (row n of B is column n of Bᵀ); gemm_nn reads B as [K, N].
 // Faster: give each thread several outputs in registers (e.g. 8 × 8) — see task2/README.md.
 __global__ void gemm_nt_kernel(const float* A, const float* B, float* C, int M, int N, int K) {
@@ -261,7 +270,8 @@ void gemm_nt(const float* A, const float* B, float* C, int batch, int M, int N, 
 #if SOLUTION
     launch_sgemm<true>(A, B, C, batch, M, N, K);
 #else
-    // TODO(task2.2): launch gemm_nt_kernel with grid (ceil(N/TILE), ceil(M/TILE), batch).
+    // TODO(task2.2): launch gemm_nt_kernel with grid (ceil(N/TILE), ceil(M/TILE), batch) — batch in launches of at
+    // most kMaxGridZ (65535), as scale_and_causal_mask does.
     (void)A, (void)B, (void)C, (void)batch, (void)M, (void)N, (void)K;
     ATTNLAB_TODO("task2.2");
 #endif
@@ -271,7 +281,8 @@ void gemm_nn(const float* A, const float* B, float* C, int batch, int M, int N, 
 #if SOLUTION
     launch_sgemm<false>(A, B, C, batch, M, N, K);
 #else
-    // TODO(task2.3): launch gemm_nn_kernel with grid (ceil(N/TILE), ceil(M/TILE), batch).
+    // TODO(task2.3): launch gemm_nn_kernel with grid (ceil(N/TILE), ceil(M/TILE), batch) — batch in launches of at
+    // most kMaxGridZ (65535), as scale_and_causal_mask does.
     (void)A, (void)B, (void)C, (void)batch, (void)M, (void)N, (void)K;
     ATTNLAB_TODO("task2.3");
 #endif
@@ -292,9 +303,11 @@ __global__ void scale_and_causal_mask_kernel(float* scores, int rows, int cols, 
 void scale_and_causal_mask(float* scores, int batch, int rows, int cols, float scale, bool causal) {
     if (batch == 0 || rows == 0 || cols == 0) return;
     const size_t per_batch = size_t(rows) * cols;
-    const dim3 grid(unsigned(per_batch / 256 + 1 < 1024 ? per_batch / 256 + 1 : 1024), batch);
-    scale_and_causal_mask_kernel<<<grid, 256>>>(scores, rows, cols, scale, causal);
-    CUDA_CHECK_LAUNCH();
+    for (int b0 = 0; b0 < batch; b0 += kMaxGridY) {  // gridDim.y stops at 65535: further batches, further launches
+        const dim3 grid(unsigned(per_batch / 256 + 1 < 1024 ? per_batch / 256 + 1 : 1024), std::min(batch - b0, kMaxGridY));
+        scale_and_causal_mask_kernel<<<grid, 256>>>(scores + size_t(b0) * per_batch, rows, cols, scale, causal);
+        CUDA_CHECK_LAUNCH();
+    }
 }
 
 // to_heads: [B, S, H, D] → [B, H, S, D]; otherwise the reverse.

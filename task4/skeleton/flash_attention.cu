@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/grid.cuh"
 #include "common/cuda/kernel_todo.cuh"
 #include "common/todo.h"
 #include "task4/task4.h"
@@ -23,8 +24,8 @@ namespace task4 {
 
 // ------------------------------------------------------------------------------------------------
 // Your kernel: the plan of task4/README.md. A block of 128 threads owns Br = 64 query rows of one
-// (batch, head) — blockIdx.x is the row tile, blockIdx.y = b·H + h — and walks the keys Bc = 64 at
-// a time. The threads form 8 row groups of 16 lanes: ty = threadIdx.x / 16, tx = threadIdx.x % 16.
+// (batch, head) — blockIdx.x is the row tile, the head b·H + h is attn::head_of_block() (blockIdx.y,
+// and blockIdx.z past 65535 heads: common/cuda/grid.cuh) — and walks the keys Bc = 64 at a time. The threads form 8 row groups of 16 lanes: ty = threadIdx.x / 16, tx = threadIdx.x % 16.
 // Each thread keeps in registers, for the 8 rows 8·ty … 8·ty+7:
 //   s[8][4]        the scores of keys tx, tx+16, tx+32, tx+48 of the current tile
 //   acc[8][D/16]   the output: head dims 4·tx … 4·tx+3, 64+4·tx … (float4s) when D is 64 or 128;
@@ -61,7 +62,8 @@ void flash_attention_forward(const float* q, const float* k, const float* v, flo
                              int D, bool causal) {
     // TODO(task4.1): validate (D ∈ {32, 64, 96, 128}, else throw std::invalid_argument naming it; Sk = 0
     // likewise), then launch flash_attention_kernel<D> (a switch over the four D) on a grid of
-    // (ceil(Sq / 64), B·H) blocks of 128 threads with (64·(D+4)·3)·sizeof(float) bytes of dynamic
+    // attn::grid_over_heads(ceil(Sq / 64), B·H) blocks of 128 threads (gridDim.y stops at 65535 and B·H may not:
+    // common/cuda/grid.cuh spreads the heads over y and z; the kernel returns when head_of_block() ≥ B·H) with (64·(D+4)·3)·sizeof(float) bytes of dynamic
     // shared memory (P fits in K's place: 64·68 ≤ 64·(D+4) for D ≥ 64; for D = 32 take the larger).
     // Above 48 KB, first call (once per kernel)
     //   cudaFuncSetAttribute(flash_attention_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)

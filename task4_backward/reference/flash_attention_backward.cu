@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/grid.cuh"
 #include "common/todo.h"
 #include "task4_backward/task4_backward.h"
 
@@ -128,6 +129,7 @@ struct FwdParams {
     int Sq, Sk;
     bool causal;
     float scale_log2;  // log2(e)/√D: exp(x/√D) = exp2(x · scale_log2)
+    long long BH;      // heads: the grid may hold a few more blocks (common/cuda/grid.cuh)
 };
 
 constexpr int FWD_BR = 64, FWD_BC = 64, FWD_THREADS = 128, FWD_TM = 8, FWD_TN = 4;
@@ -153,7 +155,8 @@ __global__ void __launch_bounds__(FWD_THREADS) fwd_lse_kernel(FwdParams p) {
     const int row_blocks = (p.Sq + FWD_BR - 1) / FWD_BR;
     const int rb = p.causal ? row_blocks - 1 - int(blockIdx.x) : int(blockIdx.x);  // causal: the longest rows first
     const int r0 = rb * FWD_BR;
-    const size_t bh = blockIdx.y;
+    const long long bh = attn::head_of_block();  // blockIdx.y, and z past 65535 heads
+    if (bh >= p.BH) return;
     const float* q = p.q + bh * p.Sq * D;
     const float* k = p.k + bh * p.Sk * D;
     const float* v = p.v + bh * p.Sk * D;
@@ -277,7 +280,7 @@ void launch_forward(const FwdParams& p, int BH) {
         return true;
     }();
     (void)attr_set;
-    kernel<<<dim3((p.Sq + FWD_BR - 1) / FWD_BR, BH), FWD_THREADS, FwdSmem<D>::BYTES>>>(p);
+    kernel<<<attn::grid_over_heads(unsigned((p.Sq + FWD_BR - 1) / FWD_BR), BH), FWD_THREADS, FwdSmem<D>::BYTES>>>(p);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -291,6 +294,7 @@ struct BwdParams {
     bool causal;
     float scale;       // 1/√D
     float scale_log2;  // log2(e)/√D
+    long long BH;      // heads: the grid may hold a few more blocks (common/cuda/grid.cuh)
 };
 
 constexpr int BR = 64, BC = 64, THREADS = 256;  // 16 row groups × 16 lanes; 4 rows (and 4 keys or D/16 dims) a thread
@@ -440,7 +444,8 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel(BwdParams p) {
     float *lse2 = smem + L::LSE, *delta = smem + L::DELTA;
 
     const int c0 = int(blockIdx.x) * BC, tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    const size_t bh = blockIdx.y;
+    const long long bh = attn::head_of_block();  // blockIdx.y, and z past 65535 heads
+    if (bh >= p.BH) return;
     const float* q = p.q + bh * p.Sq * D;
     const float* g = p.dout + bh * p.Sq * D;
     const float* lse = p.lse + bh * p.Sq;
@@ -536,7 +541,8 @@ __global__ void __launch_bounds__(THREADS, 1) dq_kernel(BwdParams p) {
     const int row_tiles = (p.Sq + BR - 1) / BR;
     const int r0 = (p.causal ? row_tiles - 1 - int(blockIdx.x) : int(blockIdx.x)) * BR;
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    const size_t bh = blockIdx.y;
+    const long long bh = attn::head_of_block();  // blockIdx.y, and z past 65535 heads
+    if (bh >= p.BH) return;
     const float* k = p.k + bh * p.Sk * D;
     const float* v = p.v + bh * p.Sk * D;
     load_tile<D, BR, THREADS>(Qs, p.q + bh * p.Sq * D, r0, p.Sq);
@@ -588,12 +594,12 @@ void run_backward(const BwdParams& p, const float* o, float* delta, int BH) {
     auto key_kernel = key_tile_kernel<D, DQ_ATOMIC, PREFETCH, VEC_RED, SHARE_PS>;
     static const bool key_attr = (allow_smem(key_kernel, L::BYTES), true);
     (void)key_attr;
-    key_kernel<<<dim3((p.Sk + BC - 1) / BC, BH), THREADS, L::BYTES>>>(p);
+    key_kernel<<<attn::grid_over_heads(unsigned((p.Sk + BC - 1) / BC), BH), THREADS, L::BYTES>>>(p);
     CUDA_CHECK_LAUNCH();
     if constexpr (!DQ_ATOMIC) {
         static const bool dq_attr = (allow_smem(dq_kernel<D>, BwdSmem<D, false>::BYTES), true);
         (void)dq_attr;
-        dq_kernel<D><<<dim3((p.Sq + BR - 1) / BR, BH), THREADS, BwdSmem<D, false>::BYTES>>>(p);
+        dq_kernel<D><<<attn::grid_over_heads(unsigned((p.Sq + BR - 1) / BR), BH), THREADS, BwdSmem<D, false>::BYTES>>>(p);
         CUDA_CHECK_LAUNCH();
     }
 }
@@ -608,7 +614,7 @@ int smem_per_block_optin() {
     return bytes;
 }
 
-// D ∈ {32, 64, 96, 128}, positive sizes, B·H within the grid's second dimension, pointers set and 16-byte aligned
+// D ∈ {32, 64, 96, 128}, positive sizes (any B·H: the grid spreads heads over y and z), pointers set and 16-byte aligned
 // (rows are read as float4s): otherwise std::invalid_argument naming the argument.
 void validate(const char* fn, std::initializer_list<std::pair<const char*, const void*>> ptrs, int B, int H, int Sq, int Sk,
               int D) {
@@ -617,8 +623,6 @@ void validate(const char* fn, std::initializer_list<std::pair<const char*, const
     for (const auto& [name, value] : {std::pair{"B", B}, std::pair{"H", H}, std::pair{"Sq", Sq}, std::pair{"Sk", Sk}})
         if (value <= 0)
             throw std::invalid_argument(std::string(fn) + ": " + name + " = " + std::to_string(value) + " (sizes must be positive)");
-    if (int64_t(B) * H > 65535)
-        throw std::invalid_argument(std::string(fn) + ": B·H = " + std::to_string(int64_t(B) * H) + " (at most 65535 heads a call)");
     for (const auto& [name, ptr] : ptrs) {
         if (!ptr) throw std::invalid_argument(std::string(fn) + ": " + name + " is a null pointer");
         if (reinterpret_cast<uintptr_t>(ptr) % 16)
@@ -670,7 +674,7 @@ void flash_attention_backward_variant(bool dq_atomic, bool prefetch, bool vec_re
     const int BH = B * H;
     RowScratch delta(size_t(BH) * Sq);
     const double scale = 1.0 / std::sqrt(double(D));
-    const BwdParams p{q, k, v, dout, lse, delta.p, dq, dk, dv, Sq, Sk, causal, float(scale), float(1.4426950408889634 * scale)};
+    const BwdParams p{q, k, v, dout, lse, delta.p, dq, dk, dv, Sq, Sk, causal, float(scale), float(1.4426950408889634 * scale), (long long)BH};
     const bool reference = dq_atomic && prefetch && vec_red;
     // 170 KB of shared memory at D = 128 with P and dS apart; a device with less (an A100: 163 KB) shares one buffer
     const bool share = share_ps || (D == 128 && size_t(smem_per_block_optin()) < BwdSmem<128, false>::BYTES);
@@ -706,7 +710,7 @@ void flash_attention_backward_variant(bool dq_atomic, bool prefetch, bool vec_re
 // TODO(task4c.4) the row term: D_i = Σ_d dO[i][d]·O[i][d] for every row (one warp a row, float4 loads, a shuffle
 //     sum) into a scratch buffer of B·H·Sq floats; the same pass may write dQ = 0 (dQ is accumulated by atomics).
 // TODO(task4c.5) the key-tile kernel: a block of 256 threads owns BC = 64 keys of one (batch, head) — blockIdx.x the
-//     key tile, blockIdx.y = b·H + h; threads form 16 row groups of 16 lanes (ty = threadIdx.x / 16, tx = % 16).
+//     key tile, the head b·H + h = attn::head_of_block() (common/cuda/grid.cuh: gridDim.y stops at 65535); threads form 16 row groups of 16 lanes (ty = threadIdx.x / 16, tx = % 16).
 //     Load K_j and V_j once (rows past Sk: zeros). Keep in registers dK[4][D/16] and dV[4][D/16] for keys 4ty … 4ty+3,
 //     head dims 4tx … 4tx+3, 64+4tx … (tx, tx+16, … when D is 32 or 96). Walk the query tiles of BR = 64 rows (causal:
 //     start at the tile holding row j0 − (Sk − Sq), the first row that sees key j0); per tile load Q_i and dO_i (rows
@@ -739,7 +743,7 @@ void flash_attention_forward_lse(const float* q, const float* k, const float* v,
 #if SOLUTION
     using namespace bwd_detail;
     validate("flash_attention_forward_lse", {{"q", q}, {"k", k}, {"v", v}, {"o", o}, {"lse", lse}}, B, H, Sq, Sk, D);
-    const FwdParams p{q, k, v, o, lse, Sq, Sk, causal, float(1.4426950408889634 / std::sqrt(double(D)))};
+    const FwdParams p{q, k, v, o, lse, Sq, Sk, causal, float(1.4426950408889634 / std::sqrt(double(D))), (long long)B * H};
     switch (D) {
         case 32: return launch_forward<32>(p, B * H);
         case 64: return launch_forward<64>(p, B * H);
@@ -749,7 +753,7 @@ void flash_attention_forward_lse(const float* q, const float* k, const float* v,
 #else
     // TODO(task4c.1): validate (D ∈ {32, 64, 96, 128}; B, H, Sq, Sk positive; no null pointer — else throw
     // std::invalid_argument naming the argument), then launch your Task 4 kernel with lse (above) on a grid of
-    // (ceil(Sq / 64), B·H) blocks, then CUDA_CHECK_LAUNCH().
+    // attn::grid_over_heads(ceil(Sq / 64), B·H) blocks (common/cuda/grid.cuh), then CUDA_CHECK_LAUNCH().
     (void)q, (void)k, (void)v, (void)o, (void)lse, (void)B, (void)H, (void)Sq, (void)Sk, (void)D, (void)causal;
     ATTNLAB_TODO("task4c.1");
 #endif
@@ -763,7 +767,7 @@ void flash_attention_backward(const float* q, const float* k, const float* v, co
 #else
     // TODO(task4c.3): validate as above (every pointer named), then on the default stream: a scratch buffer for D_i
     // (cudaMallocAsync(&p, bytes, 0) … cudaFreeAsync(p, 0): stream-ordered, no synchronisation), the row-term kernel
-    // (it also zeroes dq), the key-tile kernel on a grid of (ceil(Sk / 64), B·H) blocks of 256 threads, and
+    // (it also zeroes dq), the key-tile kernel on a grid of attn::grid_over_heads(ceil(Sk / 64), B·H) blocks of 256 threads, and
     // CUDA_CHECK_LAUNCH() after each launch. Measure with `make bench-task4-backward`.
     (void)q, (void)k, (void)v, (void)o, (void)dout, (void)lse, (void)dq, (void)dk, (void)dv, (void)B, (void)H, (void)Sq,
         (void)Sk, (void)D, (void)causal;

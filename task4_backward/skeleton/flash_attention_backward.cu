@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/grid.cuh"
 #include "common/todo.h"
 #include "task4_backward/task4_backward.h"
 
@@ -36,7 +37,7 @@ namespace task4 {
 // TODO(task4c.4) the row term: D_i = Σ_d dO[i][d]·O[i][d] for every row (one warp a row, float4 loads, a shuffle
 //     sum) into a scratch buffer of B·H·Sq floats; the same pass may write dQ = 0 (dQ is accumulated by atomics).
 // TODO(task4c.5) the key-tile kernel: a block of 256 threads owns BC = 64 keys of one (batch, head) — blockIdx.x the
-//     key tile, blockIdx.y = b·H + h; threads form 16 row groups of 16 lanes (ty = threadIdx.x / 16, tx = % 16).
+//     key tile, the head b·H + h = attn::head_of_block() (common/cuda/grid.cuh: gridDim.y stops at 65535); threads form 16 row groups of 16 lanes (ty = threadIdx.x / 16, tx = % 16).
 //     Load K_j and V_j once (rows past Sk: zeros). Keep in registers dK[4][D/16] and dV[4][D/16] for keys 4ty … 4ty+3,
 //     head dims 4tx … 4tx+3, 64+4tx … (tx, tx+16, … when D is 32 or 96). Walk the query tiles of BR = 64 rows (causal:
 //     start at the tile holding row j0 − (Sk − Sq), the first row that sees key j0); per tile load Q_i and dO_i (rows
@@ -67,7 +68,7 @@ void flash_attention_forward_lse(const float* q, const float* k, const float* v,
                                  int Sq, int Sk, int D, bool causal) {
     // TODO(task4c.1): validate (D ∈ {32, 64, 96, 128}; B, H, Sq, Sk positive; no null pointer — else throw
     // std::invalid_argument naming the argument), then launch your Task 4 kernel with lse (above) on a grid of
-    // (ceil(Sq / 64), B·H) blocks, then CUDA_CHECK_LAUNCH().
+    // attn::grid_over_heads(ceil(Sq / 64), B·H) blocks (common/cuda/grid.cuh), then CUDA_CHECK_LAUNCH().
     (void)q, (void)k, (void)v, (void)o, (void)lse, (void)B, (void)H, (void)Sq, (void)Sk, (void)D, (void)causal;
     ATTNLAB_TODO("task4c.1");
 }
@@ -77,7 +78,7 @@ void flash_attention_backward(const float* q, const float* k, const float* v, co
                               bool causal) {
     // TODO(task4c.3): validate as above (every pointer named), then on the default stream: a scratch buffer for D_i
     // (cudaMallocAsync(&p, bytes, 0) … cudaFreeAsync(p, 0): stream-ordered, no synchronisation), the row-term kernel
-    // (it also zeroes dq), the key-tile kernel on a grid of (ceil(Sk / 64), B·H) blocks of 256 threads, and
+    // (it also zeroes dq), the key-tile kernel on a grid of attn::grid_over_heads(ceil(Sk / 64), B·H) blocks of 256 threads, and
     // CUDA_CHECK_LAUNCH() after each launch. Measure with `make bench-task4-backward`.
     (void)q, (void)k, (void)v, (void)o, (void)dout, (void)lse, (void)dq, (void)dk, (void)dv, (void)B, (void)H, (void)Sq,
         (void)Sk, (void)D, (void)causal;

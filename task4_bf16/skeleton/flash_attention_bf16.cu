@@ -14,16 +14,18 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/grid.cuh"
 #include "common/todo.h"
 #include "task4_bf16/task4_bf16.h"
 
 namespace task4 {
 
 // ------------------------------------------------------------------------------------------------
-// Your kernel: the plan of task4/README.md ("Bonus: bf16 on tensor cores"), with WMMA fragments
+// Your kernel: the plan of task4_bf16/README.md, with WMMA fragments
 // (#include <mma.h>; nvcuda::wmma, 16×16×16 tiles, bf16 operands, float accumulators).
 // A block of 4 warps (128 threads) owns Br = 64 query rows of one (batch, head) — blockIdx.x is the
-// row tile, blockIdx.y = b·H + h — and walks the keys Bc = 64 at a time. Dynamic shared memory:
+// row tile, the head b·H + h is attn::head_of_block() (blockIdx.y, and blockIdx.z past 65535 heads:
+// common/cuda/grid.cuh) — and walks the keys Bc = 64 at a time. Dynamic shared memory:
 //   Qs [64][D] bf16   Ks [64][D] bf16   Vs [64][D] bf16
 //   Ss [64][64] fp32 (the tile's scores)   Ps [64][64] bf16 (the probabilities)
 //   Os [64][D] fp32 (the output accumulator)   m[64], l[64] fp32 (running max and sum per row)
@@ -50,7 +52,7 @@ __global__ void __launch_bounds__(128) flash_bf16_kernel(const __nv_bfloat16* q,
 void flash_attention_forward_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                                   __nv_bfloat16* o, int B, int H, int Sq, int Sk, int D, bool causal) {
     // TODO(task4b.1): validate (D ∈ {64, 128}, else throw std::invalid_argument naming it; Sk = 0 likewise),
-    // then launch flash_bf16_kernel<D> on a grid of (ceil(Sq / 64), B·H) blocks of 128 threads with the
+    // then launch flash_bf16_kernel<D> on a grid of attn::grid_over_heads(ceil(Sq / 64), B·H) blocks of 128 threads with the
     // shared memory of the plan above (cudaFuncSetAttribute first when it is above 48 KB), then
     // CUDA_CHECK_LAUNCH(). Measure with `make bench-task4-bf16`; the README's ladder says what comes next.
     (void)q, (void)k, (void)v, (void)o, (void)B, (void)H, (void)Sq, (void)Sk, (void)D, (void)causal;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/grid.cuh"
 #include "common/cuda/kernel_todo.cuh"
 #include "common/todo.h"
 #include "task5/task5.h"
@@ -103,10 +104,12 @@ struct alignas(16) Slot {  // one lane group's running state, as the block merge
 template <int D>
 __global__ void __launch_bounds__(kWarps * 32) decode_kernel(const float* q, const float* k_cache, const float* v_cache,
                                                              float* o, float* part_o, float* part_ml, int max_seq, int len,
-                                                             int chunk, int splits, float scale_log2) {
+                                                             int chunk, int splits, float scale_log2, long long BH) {
     constexpr int CH = D / 32;  // float4s per lane
     __shared__ Slot<D> slots[kWarps * 4];
-    const int split = blockIdx.x, bh = blockIdx.y;
+    const int split = blockIdx.x;
+    const long long bh = attn::head_of_block();  // blockIdx.y, and z past 65535 heads (common/cuda/grid.cuh)
+    if (bh >= BH) return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, sub = lane / 8, l8 = lane % 8;
     const float4* q4 = reinterpret_cast<const float4*>(q + size_t(bh) * D);
     const float4* k4 = reinterpret_cast<const float4*>(k_cache + size_t(bh) * max_seq * D);
@@ -210,8 +213,8 @@ void launch_decode(const float* q, const float* k_cache, const float* v_cache, f
     }
     float *part_o = workspace, *part_ml = workspace + size_t(BH) * splits * D;
     const int chunk = (len + splits - 1) / splits;
-    decode_kernel<D><<<dim3(splits, BH), kWarps * 32>>>(q, k_cache, v_cache, o, part_o, part_ml, max_seq, len, chunk, splits,
-                                                        float(1.4426950408889634 / std::sqrt(double(D))));
+    decode_kernel<D><<<attn::grid_over_heads(unsigned(splits), BH), kWarps * 32>>>(
+        q, k_cache, v_cache, o, part_o, part_ml, max_seq, len, chunk, splits, float(1.4426950408889634 / std::sqrt(double(D))), BH);
     CUDA_CHECK_LAUNCH();
     if (splits > 1) {
         combine_kernel<<<BH, D>>>(part_o, part_ml, o, splits, D);
