@@ -73,7 +73,7 @@ TASK7_EXTRA := task4/tuning.cpp task7/tokenizer.cpp task7/gpt2.cpp
 TASK7_USES  := 4 5 6
 task_impl_src = $(foreach u,$(TASK$(1)_USES) $(1),$(TASK$(u)_SRC))
 
-HARNESS_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/cases.cpp \
+HARNESS_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/diagnose.cpp common/cases.cpp \
                common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \

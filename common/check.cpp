@@ -46,4 +46,8 @@ bool timing_agrees(CaseResult& r, const std::string& what, double reported_ms, d
     return false;
 }
 
+void add_diagnosis(CaseResult& r, const std::string& diagnosis) {
+    if (!diagnosis.empty()) r.reason += "; " + diagnosis;
+}
+
 }  // namespace attn

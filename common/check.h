@@ -24,6 +24,9 @@ bool inputs_unchanged(CaseResult& r, const std::string& name, const Tensor& befo
 bool check_output(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, Tolerance tol,
                   const std::vector<std::string>& dims = {});
 
+// Adds a diagnosis (common/diagnose.h) to a failed case's reason; nothing when it is empty.
+void add_diagnosis(CaseResult& r, const std::string& diagnosis);
+
 // Passes `r` when fn() throws E with a message naming every string of `names` (e.g. the bad
 // position and the limit); otherwise records why not — `accepted` when nothing was thrown.
 template <class E, class F>

@@ -16,6 +16,9 @@
 
 #include "common/check.h"
 #include "common/compare.h"
+#include "common/cpu_ops.h"
+#include "common/diagnose.h"
+#include "common/seed.h"
 #include "common/cuda/digest.h"
 #include "common/todo.h"
 #include "common/remote/wire.h"
@@ -287,4 +290,39 @@ TEST_CASE("digest: a timed call's error in tolerances, from its projections", "[
     got.nonfinite = 1;
     for (int k = 0; k < kProjections; ++k) got.proj[k] = want.proj[k];
     CHECK_FALSE(digests_agree(got, want, n, tol));  // a NaN anywhere fails, whatever the projections say
+}
+
+TEST_CASE("diagnose: a wrong attention output is named by the mistake it matches, or located", "[harness]") {
+    auto g = attn::rng_for("test.diagnose");
+    const attn::Tensor q = attn::random_tensor(g, {2, 3, 37, 16}), k = attn::random_tensor(g, {2, 3, 53, 16}),
+                       v = attn::random_tensor(g, {2, 3, 53, 16});
+    const attn::Tolerance tol{2e-5, 1e-4};
+    const attn::Tensor right = attn::attention_f64(q, k, v, true);
+    using Catch::Matchers::Contains;
+    // causal asked, none applied
+    CHECK_THAT(attn::diagnose_attention(attn::attention_f64(q, k, v, false), q, k, v, true, tol),
+               Contains("the output is attention without the causal mask"));
+    // Sq ≠ Sk: the first 37 keys of each head, for the mask aligned top-left below
+    attn::Tensor k_sq({2, 3, 37, 16}), v_sq(k_sq.shape);
+    for (int64_t bh = 0; bh < 6; ++bh)
+        for (int64_t e = 0; e < 37 * 16; ++e)
+            k_sq.data[size_t(bh * 37 * 16 + e)] = k.data[size_t(bh * 53 * 16 + e)],
+            v_sq.data[size_t(bh * 37 * 16 + e)] = v.data[size_t(bh * 53 * 16 + e)];
+    // with the mask aligned top-left (j ≤ i), the rows see only the first 37 keys: attention over them, square and causal
+    CHECK_THAT(attn::diagnose_attention(attn::attention_f64(q, k_sq, v_sq, true), q, k, v, true, tol),
+               Contains("the causal mask aligned top-left"));
+    // two heads swapped: each output head is another's right answer
+    attn::Tensor swapped = right;
+    const size_t head = 37 * 16;
+    std::copy_n(right.data.begin() + long(head), head, swapped.data.begin());
+    std::copy_n(right.data.begin(), head, swapped.data.begin() + long(head));
+    CHECK_THAT(attn::diagnose_attention(swapped, q, k, v, true, tol), Contains("head 0 holds head 1's"));
+    // a small error everywhere: precision, not logic
+    attn::Tensor close = right;
+    for (float& x : close.data) x *= 1.0f + 5e-4f;
+    CHECK_THAT(attn::diagnose_attention(close, q, k, v, true, tol), Contains("a loss of precision"));
+    // one wrong row: located
+    attn::Tensor one_row = right;
+    for (int64_t d = 0; d < 16; ++d) one_row.data[size_t(20 * 16 + d)] += 1.0f;
+    CHECK_THAT(attn::diagnose_attention(one_row, q, k, v, true, tol), Contains("query rows 20 only") && Contains("heads 0 only"));
 }

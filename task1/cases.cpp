@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/check.h"
+#include "common/diagnose.h"
 #include "common/cpu_ops.h"
 #include "common/golden.h"
 #include "common/seed.h"
@@ -51,8 +52,10 @@ CaseResult full_case(const std::string& name) {
     r.ms = wall_ms([&] { naive_mha(q.ptr(), k.ptr(), v.ptr(), attn.ptr(), d.B, d.S, d.hidden, d.H, d.causal); });
     if (!inputs_unchanged(r, "q", q0, q) || !inputs_unchanged(r, "k", k0, k) || !inputs_unchanged(r, "v", v0, v))
         return r;
-    if (!check_output(r, "attention (before the output projection)", attn, f.load_f32("attn", bse), tol, kBSE))
+    if (!check_output(r, "attention (before the output projection)", attn, f.load_f32("attn", bse), tol, kBSE)) {
+        add_diagnosis(r, diagnose_attention_bse(attn, q, k, v, d.H, d.causal, tol));
         return r;
+    }
     if (!check_output(r, "output", linear_nt(attn, f.load_f32("w_o", ee)), f.load_f32("out", bse), tol, kBSE)) return r;
     r.status = "passed";
     return r;
@@ -94,7 +97,10 @@ CaseResult fresh_case(int draw) {
         if (!inputs_unchanged(r, "q", q0, q) || !inputs_unchanged(r, "k", k0, k) || !inputs_unchanged(r, "v", v0, v))
             return r;
         const Tensor want = from_heads(attention_f64(to_heads(q, H), to_heads(k, H), to_heads(v, H), d.causal));
-        if (!check_output(r, fmt::format("call {} of 2", call), out, want, Tolerance{2e-5, 1e-4}, kBSE)) return r;
+        if (!check_output(r, fmt::format("call {} of 2", call), out, want, Tolerance{2e-5, 1e-4}, kBSE)) {
+            add_diagnosis(r, diagnose_attention_bse(out, q, k, v, H, d.causal, Tolerance{2e-5, 1e-4}));
+            return r;
+        }
     }
     r.status = "passed";
     return r;

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "common/check.h"
+#include "common/diagnose.h"
 #include "common/cpu_ops.h"
 #include "common/cuda/gpu_case.h"
 #include "common/golden.h"
@@ -88,8 +89,10 @@ CaseResult attention_case(const std::string& golden) {
         !device_input_unchanged(r, "k", k, dk) || !device_input_unchanged(r, "v", v, dv))
         return r;
     const Tolerance tol = golden_tolerance(f);
-    if (!check_output(r, "attention (before the output projection)", attn, f.load_f32("attn", bse), tol, {"b", "s", "e"}))
+    if (!check_output(r, "attention (before the output projection)", attn, f.load_f32("attn", bse), tol, {"b", "s", "e"})) {
+        add_diagnosis(r, diagnose_attention_bse(attn, q, k, v, H, causal, tol));
         return r;
+    }
     if (check_output(r, "output", linear_nt(attn, f.load_f32("w_o", ee)), f.load_f32("out", bse), tol, {"b", "s", "e"}))
         r.status = "passed";
     return r;
@@ -193,8 +196,10 @@ CaseResult attention_shape_case(std::mt19937_64& g, int B, int S, int H, int D, 
             !device_input_unchanged(r, "k", k, dk) || !device_input_unchanged(r, "v", v, dv))
             return r;
         const Tensor want = from_heads(attention_f64(to_heads(q, H), to_heads(k, H), to_heads(v, H), causal));
-        if (!check_output(r, fmt::format("call {} of {}", call, calls), out, want, Tolerance{2e-5, 1e-4}, {"b", "s", "e"}))
+        if (!check_output(r, fmt::format("call {} of {}", call, calls), out, want, Tolerance{2e-5, 1e-4}, {"b", "s", "e"})) {
+            add_diagnosis(r, diagnose_attention_bse(out, q, k, v, H, causal, Tolerance{2e-5, 1e-4}));
             return r;
+        }
     }
     r.status = "passed";
     return r;

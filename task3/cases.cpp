@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/check.h"
+#include "common/diagnose.h"
 #include "common/cpu_ops.h"
 #include "common/golden.h"
 #include "common/remote/runner.h"
@@ -55,7 +56,10 @@ CaseResult flash_case(const std::string& golden, int Br, int Bc) {
 
     if (!inputs_unchanged(r, "Q", q0, q) || !inputs_unchanged(r, "K", k0, k) || !inputs_unchanged(r, "V", v0, v))
         return r;
-    if (!check_output(r, "O", out, f.load_f32("out", bhsd), golden_tolerance(f), {"b", "h", "s", "d"})) return r;
+    if (!check_output(r, "O", out, f.load_f32("out", bhsd), golden_tolerance(f), {"b", "h", "s", "d"})) {
+        add_diagnosis(r, diagnose_attention(out, q, k, v, causal, golden_tolerance(f), {{Br, Bc}}));
+        return r;
+    }
     if (check_memory && scratch >= 0.5 * s_by_s) {
         r.status = "failed";
         r.reason = fmt::format("the runner held {:.1f} MB of memory more than the harness alone does for the same call "
@@ -89,8 +93,10 @@ CaseResult fresh_case(int draw) {
         if (!inputs_unchanged(r, "Q", q0, q) || !inputs_unchanged(r, "K", k0, k) || !inputs_unchanged(r, "V", v0, v))
             return r;
         if (!check_output(r, fmt::format("call {} of 2", call), out, attention_f64(q, k, v, causal), Tolerance{2e-5, 1e-4},
-                          {"b", "h", "s", "d"}))
+                          {"b", "h", "s", "d"})) {
+            add_diagnosis(r, diagnose_attention(out, q, k, v, causal, Tolerance{2e-5, 1e-4}, {{Br, Bc}}));
             return r;
+        }
     }
     r.status = "passed";
     return r;

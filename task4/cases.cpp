@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "common/check.h"
+#include "common/diagnose.h"
 #include "common/cuda/attention_oracle.h"
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/gpu_case.h"
@@ -48,7 +49,10 @@ CaseResult golden_case(const std::string& golden) {
     if (!read_output(r, dout, qs, out) || !device_input_unchanged(r, "q", q, dq) || !device_input_unchanged(r, "k", k, dk) ||
         !device_input_unchanged(r, "v", v, dv))
         return r;
-    if (check_output(r, "O", out, f.load_f32("out", qs), golden_tolerance(f), kDims)) r.status = "passed";
+    if (check_output(r, "O", out, f.load_f32("out", qs), golden_tolerance(f), kDims))
+        r.status = "passed";
+    else
+        add_diagnosis(r, diagnose_attention(out, q, k, v, causal, golden_tolerance(f)));
     return r;
 }
 
@@ -157,8 +161,10 @@ CaseResult attention_case(std::mt19937_64& g, int B, int H, int Sq, int Sk, int 
             !device_input_unchanged(r, "k", k, dk) || !device_input_unchanged(r, "v", v, dv))
             return r;
         if (!check_output(r, fmt::format("call {} of {}", call, calls), out, attention_f64(q, k, v, causal),
-                          Tolerance{2e-5, 1e-4}, kDims))
+                          Tolerance{2e-5, 1e-4}, kDims)) {
+            add_diagnosis(r, diagnose_attention(out, q, k, v, causal, Tolerance{2e-5, 1e-4}));
             return r;
+        }
     }
     r.status = "passed";
     return r;

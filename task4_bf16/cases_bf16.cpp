@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "common/check.h"
+#include "common/diagnose.h"
 #include "common/cpu_ops.h"
 #include "common/cuda/attention_oracle.h"
 #include "common/cuda/cublas_gemm.h"
@@ -102,7 +103,10 @@ bool run_and_check(CaseResult& r, const std::string& what, const Tensor& q, cons
     sync_default_stream();
     if (!unchanged(r, "q", q, dq) || !unchanged(r, "k", k, dk) || !unchanged(r, "v", v, dv)) return false;
     const Tensor got = to_tensor(dout, q.shape);
-    if (!check_output(r, what, got, want, tol, kDims)) return false;
+    if (!check_output(r, what, got, want, tol, kDims)) {
+        add_diagnosis(r, diagnose_attention(got, q, k, v, causal, tol));
+        return false;
+    }
     // The whole tensor's error too: element-wise bounds let a bf16 accumulator through on short rows, its
     // relative L2 error (≈ 1e-2 at 4096 keys) does not pass this bound (README: a correct kernel's is ≈ 2e-3).
     double e2 = 0, w2 = 0;

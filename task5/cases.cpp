@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "common/check.h"
+#include "common/diagnose.h"
 #include "common/cpu_ops.h"
 #include "common/cuda/attention_oracle.h"
 #include "common/cuda/cublas_gemm.h"
@@ -82,7 +83,10 @@ CaseResult step_case(const std::string& label, const Tensor& q, const Tensor& k,
         !cache_is(r, "v_cache", vc, v, max_seq) || !device_input_unchanged(r, "q", q, dq) ||
         !device_input_unchanged(r, "k_new", k_new, dkn) || !device_input_unchanged(r, "v_new", v_new, dvn))
         return r;
-    if (check_output(r, "o", out, want, kTol, kDims)) r.status = "passed";
+    if (check_output(r, "o", out, want, kTol, kDims))
+        r.status = "passed";
+    else
+        add_diagnosis(r, diagnose_attention(out, q, k, v, false, kTol));
     return r;
 }
 
