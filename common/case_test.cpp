@@ -1,6 +1,9 @@
 // case_test.cpp — the per-case lines and the summary a test run prints (see case_test.h).
 #include "common/case_test.h"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -29,7 +32,15 @@ CaseTally run_and_report_cases(const std::string& task, const std::vector<GradeC
         else if (r.status == "skipped") ++t.skipped;
         else ++t.failed;
     }
-    if (t.matched == 0) return t;
+    if (t.matched == 0) {  // a suite name that is no suite: say which there are
+        std::vector<std::string> names;
+        for (const GradeCase& c : cases)
+            if (!c.suite.empty() && std::find(names.begin(), names.end(), c.suite) == names.end()) names.push_back(c.suite);
+        fmt::print("{}: no case is in suite '{}'; the suites are: {} (SUITE=… of make {}, or none for all)\n", task, suite,
+                   fmt::join(names, ", "), task);
+        std::fflush(stdout);
+        return t;
+    }
     std::string line = fmt::format("{}: {} passed, {} failed", task, t.passed, t.failed);
     if (t.errors) line += fmt::format(", {} error{}", t.errors, t.errors == 1 ? "" : "s");
     if (t.skipped) line += fmt::format(", {} skipped", t.skipped);

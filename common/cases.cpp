@@ -32,8 +32,11 @@ CaseResult run_case(const GradeCase& c) {
 }
 
 std::string case_line(const std::string& name, const CaseResult& r) {
-    const std::string err =
-        r.max_abs_err >= 0 ? fmt::format("max err {:.2e} ({:.0f}% of tol)", r.max_abs_err, 100 * r.tol_share) : "";
+    // One figure per fact: within the tolerance, the share of it used; beyond it, the reason says by how much.
+    std::string err;
+    if (r.nonfinite_output) err = "NaN/Inf in the output";
+    else if (r.max_abs_err >= 0 && r.tol_share <= 1) err = fmt::format("max err {:.2e} ({:.0f}% of tol)", r.max_abs_err, 100 * r.tol_share);
+    else if (r.max_abs_err >= 0) err = fmt::format("max err {:.2e}", r.max_abs_err);
     return fmt::format("  [{:<7}] {:<34} {:<42} {}{}", r.status, name, r.shape, err,
                        r.reason.empty() ? "" : "\n            " + r.reason);
 }

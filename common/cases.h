@@ -17,6 +17,7 @@ struct CaseResult {
     std::string shape;              // what ran, e.g. "B=4 S=10 hidden=128 heads=8 causal"
     double max_abs_err = -1;        // < 0: not measured
     double tol_share = -1;
+    bool nonfinite_output = false;  // NaN/Inf in a checked output: max_abs_err (over the finite ones) says nothing
     double ms = -1;                 // wall time of the call under test (informational, not a benchmark)
     std::map<std::string, double> metrics;  // e.g. peak_scratch_bytes
     std::string output;             // text for the report (Task 7's generations)

@@ -28,8 +28,9 @@ bool check_output(CaseResult& r, const std::string& what, const Tensor& got, con
         return false;
     }
     CompareResult c = compare(got.ptr(), want, tol, dims);
-    r.max_abs_err = std::max(r.max_abs_err, c.max_abs);
+    r.max_abs_err = std::max(r.max_abs_err, c.max_abs);  // over the finite elements
     r.tol_share = std::max(r.tol_share, c.tol_share);
+    r.nonfinite_output = r.nonfinite_output || c.nonfinite > 0;
     if (c.passed) return true;
     r.status = "failed";
     r.reason = c.todo_step.empty() ? what + ": " + c.reason : c.reason;  // "task2.1 not implemented (…)" as it is

@@ -185,8 +185,8 @@ std::string locate(const Tensor& got, const std::vector<double>& want, const Hea
     if (int64_t(dims.size()) < s.D) where.push_back(fmt::format("head dimensions {} only (of 0…{})", range(dims), s.D - 1));
     std::string what = "no common mistake matches";
     if (nonfinite > 0)
-        what += fmt::format("; {} outputs are NaN or Inf (never written, read past the end, or exp overflowing without the "
-                            "max subtracted?)", nonfinite);
+        what += fmt::format("; {} output{} NaN or Inf (never written, read past the end, or exp overflowing without the "
+                            "max subtracted?)", nonfinite, nonfinite == 1 ? " is" : "s are");
     else if (const double w = worst(got, 0, want, 0, heads, s, tol); w <= 10)
         what += fmt::format("; every element is within {:.2g}× the tolerance: a loss of precision (float accumulation in a "
                             "long sum, a fast exp, a value rounded to a narrower type) rather than a wrong formula", w);

@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 nlohmann::json to_json(const CaseResult& r) {
     return {{"status", r.status}, {"reason", r.reason},   {"detail", r.detail},    {"shape", r.shape},
-            {"max_abs_err", r.max_abs_err}, {"tol_share", r.tol_share}, {"ms", r.ms}, {"metrics", r.metrics}, {"output", r.output}};
+            {"max_abs_err", r.max_abs_err}, {"tol_share", r.tol_share}, {"nonfinite_output", r.nonfinite_output}, {"ms", r.ms}, {"metrics", r.metrics}, {"output", r.output}};
 }
 
 CaseResult from_json(const nlohmann::json& j) {
@@ -39,6 +39,7 @@ CaseResult from_json(const nlohmann::json& j) {
     r.shape = j.at("shape");
     r.max_abs_err = j.at("max_abs_err");
     r.tol_share = j.at("tol_share");
+    r.nonfinite_output = j.value("nonfinite_output", false);
     r.ms = j.at("ms");
     r.metrics = j.at("metrics").get<std::map<std::string, double>>();
     r.output = j.value("output", "");

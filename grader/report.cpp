@@ -11,7 +11,10 @@
 namespace grader {
 namespace {
 
-std::string fmt_err(const attn::CaseResult& r) { return r.max_abs_err >= 0 ? fmt::format("{:.2e}", r.max_abs_err) : "–"; }
+std::string fmt_err(const attn::CaseResult& r) {
+    if (r.nonfinite_output) return "NaN/Inf";
+    return r.max_abs_err >= 0 ? fmt::format("{:.2e}", r.max_abs_err) : "–";
+}
 std::string fmt_ms(const attn::CaseResult& r) { return r.ms >= 0 ? fmt::format("{:.1f} ms", r.ms) : "–"; }
 
 // Table cells must not break the Markdown table.

@@ -1,18 +1,23 @@
 // device.cpp — see device.h.
 #include "common/cuda/device.h"
 
+#include <string>
+
 namespace attn {
 
 bool has_cuda_device(std::string* why) {
     int n = 0;
     const cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess) {
-        if (why) *why = cudaGetErrorString(err);
+        // The runtime's own words ("CUDA driver version is insufficient …") read like "update your driver" on a machine
+        // that has no GPU at all; say what it means here.
+        if (why) *why = std::string("no usable NVIDIA GPU on this machine; the CUDA runtime says: ") + cudaGetErrorString(err) +
+                        " — GPU tasks run where a GPU is, as the course's grader does";
         cudaGetLastError();  // clear it: nothing else will run on the GPU anyway
         return false;
     }
     if (n == 0) {
-        if (why) *why = "no device found";
+        if (why) *why = "no NVIDIA GPU found on this machine — GPU tasks run where a GPU is, as the course's grader does";
         return false;
     }
     return true;

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/cuda/cuda_check.h"
 #include "common/golden.h"
@@ -95,8 +96,18 @@ int reap(bool kill_it, rusage* usage = nullptr) {
     return status;
 }
 
-// The runner died, hung or broke the protocol: it is ended, and the call fails saying which.
-[[noreturn]] void fail_after_death(const std::string& what, bool timed_out) {
+// "flash_attention_forward(B=2, H=3, Sq=129, …)": the call a runner died in, its scalar arguments only.
+std::string call_text(const Message& req) {
+    std::vector<std::string> args;
+    if (const auto it = req.head.find("args"); it != req.head.end() && it->is_object())
+        for (const auto& [key, value] : it->items())
+            if (value.is_primitive()) args.push_back(key + "=" + value.dump());
+    return fmt::format("{}({})", req.head.value("op", std::string("?")), fmt::join(args, ", "));
+}
+
+// The runner died, hung or broke the protocol: it is ended, and the call fails saying which, and in which call
+// (what the student's code printed before it is in the runner's output: the terminal, or the task's log).
+[[noreturn]] void fail_after_death(const std::string& what, bool timed_out, const std::string& call) {
     const double t = call_timeout_s();
     State& s = state();
     bool died = false;  // by itself (a crash, an exit): say how; else it broke the protocol: say that
@@ -109,9 +120,10 @@ int reap(bool kill_it, rusage* usage = nullptr) {
         usleep(10000);
     }
     const int status = reap(true);
-    if (timed_out) throw RunnerFailure(fmt::format("timed out after {:.0f} s (hang or far too slow); the runner was killed", t));
-    if (died && (WIFSIGNALED(status) || WIFEXITED(status))) throw RunnerFailure(death_reason(status));
-    throw RunnerFailure(what);
+    if (timed_out)
+        throw RunnerFailure(fmt::format("timed out after {:.0f} s (hang or far too slow) in {}; the runner was killed", t, call));
+    if (died && (WIFSIGNALED(status) || WIFEXITED(status))) throw RunnerFailure(fmt::format("{} in {}", death_reason(status), call));
+    throw RunnerFailure(fmt::format("{} (in {})", what, call));
 }
 
 void start() {
@@ -201,18 +213,19 @@ Message request(const Message& req, const std::vector<size_t>& expect) {
         }
         reply = read_message(s.from_runner, deadline, limits);
     } catch (const WireError& e) {
-        fail_after_death(std::string("the runner broke the protocol: ") + e.what(), std::string(e.what()) == "timed out");
+        fail_after_death(std::string("the runner broke the protocol: ") + e.what(), std::string(e.what()) == "timed out",
+                         call_text(req));
     }
     if (reply.head.contains("error")) {
         const nlohmann::json err = reply.head["error"];
         if (reply.head.value("exiting", false)) reap(false);  // its CUDA context is dead: a fresh one next time
-        if (!err.is_object()) fail_after_death("the runner sent a malformed error", false);
+        if (!err.is_object()) fail_after_death("the runner sent a malformed error", false, call_text(req));
         rethrow(err);
     }
     if (!expect.empty()) {
         bool ok = reply.buffers.size() == expect.size();
         for (size_t i = 0; ok && i < expect.size(); ++i) ok = reply.buffers[i].size() == expect[i];
-        if (!ok) fail_after_death("the runner's reply has the wrong buffers", false);
+        if (!ok) fail_after_death("the runner's reply has the wrong buffers", false, call_text(req));
     }
     return reply;
 }

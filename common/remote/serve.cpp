@@ -65,6 +65,9 @@ void run_proxied(const std::function<void(Call&)>& handler, Call& c, Message& re
 }  // namespace
 
 int serve(const Handlers& handlers) {
+    // What the student's code prints reaches the terminal or the task's log at once: a call that crashes loses
+    // nothing it printed before (a pipe is otherwise fully buffered).
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
     for (;;) {
         Message req;
         try {
