@@ -14,6 +14,7 @@
 #   make torch-speedups | hf-attnlab [IMPL=…]        (GPU, CUDA torch) your kernels against torch into Results.md; HF models on them
 #   make train-attnlab [IMPL=…]                      (GPU, CUDA torch) Task 7's model trained on your 4c backward beside SDPA
 #   make model | goldens | deps | setup | skeleton | check-skeleton | protect | check-protected | clean
+#   builds run JOBS=$(nproc) jobs and print one line a step; V=1 prints the full commands
 IMPL      ?= skeleton
 BUILD     ?= build/$(IMPL)
 COMMON    := build/common
@@ -43,6 +44,8 @@ NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -I. -Xcompiler -fPIC,-Wall,-Wextra -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lpcre2-8 -lpthread
 
+# Parallel builds for make taskN and make grade (the jobs a student's machine has).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CPU_TASKS := 1 3
 GPU_TASKS := 2 4 5 6 7
 DRIVE_TASKS := 2 4 5
@@ -157,9 +160,16 @@ goldens:
 	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/make_goldens.py
 	@sha256sum $(GOLDEN_SOURCES) > goldens/.stamp
 
-# Regenerates only when the generator changed since the goldens were written.
+# Regenerates only when the generator changed since the goldens were written, and only the tasks whose goldens
+# are stale (`make task1` and `make task3` wrote theirs: `make grade` then makes the others, in one run), or
+# those of TASK= when it is given.
+golden_tasks = $(or $(TASK),$(TASKS))
 goldens-if-stale:
-	@sha256sum -c --status goldens/.stamp 2>/dev/null && echo "goldens: up to date" || $(MAKE) --no-print-directory goldens
+	@if sha256sum -c --status goldens/.stamp 2>/dev/null; then echo "goldens: up to date"; else \
+	  stale=""; for t in $(golden_tasks); do sha256sum -c --status goldens/task$$t/.stamp 2>/dev/null || stale="$$stale --only task$$t"; done; \
+	  if [ -z "$$stale" ]; then echo "goldens: up to date"; \
+	  else PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/make_goldens.py $$stale && \
+	    for t in $$(echo $$stale | sed 's/--only task//g'); do sha256sum $(GOLDEN_SOURCES) > goldens/task$$t/.stamp; done; fi; fi
 
 # One task's goldens (`make taskN`): none to make when all goldens, or this task's, were written by
 # the current generator; otherwise only this task's (make_goldens.py --only taskN).
@@ -170,28 +180,35 @@ $(foreach t,$(TASKS),goldens-if-stale-task$(t)): goldens-if-stale-task%:
 	  sha256sum $(GOLDEN_SOURCES) > goldens/task$*/.stamp; fi
 
 # ---- objects ---------------------------------------------------------------------------------
+# One short line per build step ("  CXX  build/…/x.o"); V=1 prints the full commands (class grading's logs do).
+V ?= 0
+ifeq ($(V),1)
+say =
+else
+say = @echo "  $(1)  $@";
+endif
 $(COMMON)/%.o: %.cpp
 	@mkdir -p $(dir $@)
-	$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
+	$(call say,CXX )$(CCACHE) $(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(COMMON)/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(call say,NVCC)$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 # The implementation side: SOLUTION=1 turns on the reference's solution blocks — for the reference
 # only: a student's file compiled with it could switch on code it copied or included.
 SOLUTION_FLAG = $(if $(filter build/reference/%,$@),-DSOLUTION=1,)
 $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
-	$(CCACHE) $(CXX) $(CXXFLAGS) $(SOLUTION_FLAG) -c $< -o $@
+	$(call say,CXX )$(CCACHE) $(CXX) $(CXXFLAGS) $(SOLUTION_FLAG) -c $< -o $@
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(CCACHE) $(NVCC) $(NVCCFLAGS) $(SOLUTION_FLAG) -c $< -o $@
+	$(call say,NVCC)$(CCACHE) $(NVCC) $(NVCCFLAGS) $(SOLUTION_FLAG) -c $< -o $@
 
 $(BUILD)/grader/main.o: grader/main.cpp
 	@mkdir -p $(dir $@)
-	$(CCACHE) $(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
+	$(call say,CXX )$(CCACHE) $(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
 
 $(COMMON)/grader/protected_manifest.cpp: grader/protected.sha256
 	@mkdir -p $(dir $@)
@@ -204,12 +221,12 @@ test_main = $(if $(filter $(1),$(GPU_TASKS)),common/cuda/test_main_gpu.cpp,commo
 define TASK_TEST
 $(RUNNER_BIN_DIR)/runner_task$(1): $(call obj_common,$(call runner_src,$(1))) $(call obj_impl,$(call task_impl_src,$(1)))
 	@mkdir -p $$(dir $$@)
-	$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
+	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
 
 # The test program is trusted: the cases, the oracles and the proxies; the student's code runs in the runner.
 $(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA) $(call task_proxy_src,$(1))) $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task$(1) $(call null_runner,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CXX) $$^ -o $$@ $$(LDLIBS)
+	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(LDLIBS)
 
 # On a fresh machine `make taskN` sets itself up first, as `make grade` does: the packages (and,
 # for Task 7, its PyPI assets), this task's goldens, the build.
@@ -217,7 +234,7 @@ ifneq ($(if $(PROMPT),$(1)),7)
 task$(1):
 	@bash tools/setup/install_deps.sh $(if $(filter 7,$(1)),,--packages-only)
 	@$$(MAKE) --no-print-directory goldens-if-stale-task$(1)
-	@$$(MAKE) --no-print-directory $(BUILD)/bin/task$(1) $(RUNNER_BIN_DIR)/runner_task$(1)
+	@$$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task$(1) $(RUNNER_BIN_DIR)/runner_task$(1)
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task$(1)
 endif
 endef
@@ -226,7 +243,7 @@ $(foreach t,$(TASKS),$(eval $(call TASK_TEST,$(t))))
 define NULL_RUNNER
 $(NULL_RUNNER_DIR)/runner_task$(1): $(call obj_common,$(call runner_src,$(1)) $(call null_submission_src,$(1)))
 	@mkdir -p $$(dir $$@)
-	$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
+	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
 endef
 $(foreach t,$(NULL_TASKS),$(eval $(call NULL_RUNNER,$(t))))
 
@@ -237,13 +254,13 @@ task7: $(BUILD)/bin/gpt2
 endif
 $(BUILD)/bin/gpt2: $(call obj_common,task7/gpt2_main.cpp $(TASK7_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,7))
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 # Task 7's host-side parts, without a GPU (CI runs them): the tokenizer against tiktoken, the checkpoint reader's checks.
 $(BUILD)/bin/task7_cpu_tests: $(call obj_common,common/test_main.cpp task7/test_tokenizer.cpp task7/test_checkpoint.cpp $(TASK7_EXTRA)) \
                               $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,7))
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 # Task 7's default model: a small GPT-2 trained on the King James Bible (about 10 minutes on 2 cores).
 MODEL_DIR ?= models/kjv-gpt2
@@ -254,7 +271,7 @@ $(MODEL_DIR)/reference.safetensors: tools/goldens/train_model.py
 
 $(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp) $(HARNESS_OBJ)
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 unit: $(BUILD)/bin/unit_tests
 	./$(BUILD)/bin/unit_tests
@@ -275,7 +292,7 @@ BRIDGE_OBJ   = $(PY_BUILD)/python/bridge.o $(call obj_impl,$(TASK2_SRC) $(sort $
 PY_WHEEL := $(PY_BUILD)/dist/.built
 python: $(PY_BUILD)/libattnlab.so $(PY_WHEEL)
 $(PY_BUILD)/libattnlab.so: $(BRIDGE_OBJ)
-	$(CXX) -shared -Wl,--no-undefined $^ -o $@ -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+	$(call say,LINK)$(CXX) -shared -Wl,--no-undefined $^ -o $@ -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 $(PY_WHEEL): $(PY_BUILD)/libattnlab.so python/pyproject.toml python/setup.py $(wildcard python/attnlab/*.py) task4/tuning.json
 	@rm -rf $(PY_BUILD)/package $(dir $@) && mkdir -p $(PY_BUILD)/package/attnlab $(dir $@)
 	@cp python/pyproject.toml python/setup.py $(PY_BUILD)/package/ && cp python/attnlab/*.py task4/tuning.json $(PY_BUILD)/package/attnlab/
@@ -297,7 +314,7 @@ train-attnlab: python
 	PYTHONPATH=$(CURDIR)/.deps/py ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/train_attnlab.py --out $(TRAIN_OUT) $(TRAIN_ARGS)
 $(PY_BUILD)/python/bridge.o: python/bridge.cpp
 	@mkdir -p $(dir $@)
-	$(CCACHE) $(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
+	$(call say,CXX )$(CCACHE) $(CXX) $(CXXFLAGS) -DATTNLAB_IMPL='"$(IMPL)"' -c $< -o $@
 
 # ---- Task 4's bf16 bonus (task4_bf16/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
 # Its implementation is part of Task 4's (task4_bf16/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
@@ -307,18 +324,18 @@ TASK4B_CASES := task4_bf16/cases_bf16.cpp task4_bf16/remote.cpp
 $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4_bf16/test_task4_bf16.cpp $(TASK4B_CASES)) \
                          $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 task4-bf16:
 	@bash tools/setup/install_deps.sh --packages-only
 	@$(MAKE) --no-print-directory goldens-if-stale-task4
-	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_bf16 $(RUNNER_BIN_DIR)/runner_task4
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task4_bf16 $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16
 
 $(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4_bf16/bench_task4_bf16.cpp common/cuda/bf16_convert.cu $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                                $(call obj_impl,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
 	./$(BUILD)/bin/bench_task4_bf16 $(ARGS)
@@ -332,7 +349,7 @@ BF16_LADDER_OBJ := $(call obj_common,task4_bf16/ladder/wmma_bf16.cu task4_bf16/l
                    build/reference/task4_bf16/reference/flash_attention_bf16.o build/reference/task4_bf16/reference/flash_attention_bf16_sm90.o
 build/reference/bin/ladder_task4_bf16: $(call obj_common,task4_bf16/ladder/bench_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-bf16: build/reference/bin/ladder_task4_bf16
 	./$< $(ARGS)
@@ -340,7 +357,7 @@ ladder-task4-bf16: build/reference/bin/ladder_task4_bf16
 # Every rung of the bf16 ladder at ragged shapes (task4_bf16/ladder/check_ladder_bf16.cpp); ARGS: rung names.
 build/reference/bin/check_ladder_task4_bf16: $(call obj_common,task4_bf16/ladder/check_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 check-ladder-task4-bf16: build/reference/bin/check_ladder_task4_bf16
 	./$< $(ARGS)
@@ -351,18 +368,18 @@ TASK4C_CASES := task4_backward/cases_backward.cpp $(TASK4C_ORACLE) task4_backwar
 $(BUILD)/bin/task4_backward: $(call obj_common,$(call test_main,4) common/case_test.cpp task4_backward/test_task4_backward.cpp $(TASK4C_CASES)) \
                              $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 task4-backward:
 	@bash tools/setup/install_deps.sh --packages-only
 	@$(MAKE) --no-print-directory goldens-if-stale-task4
-	@$(MAKE) --no-print-directory $(BUILD)/bin/task4_backward $(RUNNER_BIN_DIR)/runner_task4
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task4_backward $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_backward
 
 $(BUILD)/bin/bench_task4_backward: $(call obj_common,task4_backward/bench_task4_backward.cpp $(TASK4C_ORACLE) $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                                    $(call obj_impl,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 bench-task4-backward: $(BUILD)/bin/bench_task4_backward
 	./$(BUILD)/bin/bench_task4_backward $(ARGS)
@@ -372,7 +389,7 @@ build/reference/bin/ladder_task4_backward: $(call obj_common,task4_backward/ladd
                                            task4_backward/ladder/naive_backward.cu task4_backward/ladder/tf32_backward.cu \
                                            $(TASK4C_ORACLE)) $(HARNESS_OBJ) build/reference/task4_backward/reference/flash_attention_backward.o
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-backward: build/reference/bin/ladder_task4_backward
 	./$< $(ARGS)
@@ -382,7 +399,7 @@ build/reference/bin/ladder_task4_backward_tf32: $(call obj_common,task4_backward
                                                 task4_backward/ladder/tf32_backward.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ) \
                                                 build/reference/task4_backward/reference/flash_attention_backward.o
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 ladder-task4-backward-tf32: build/reference/bin/ladder_task4_backward_tf32
 	./$< $(ARGS)
@@ -391,22 +408,22 @@ ladder-task4-backward-tf32: build/reference/bin/ladder_task4_backward_tf32
 # Task 4's baseline is Task 2's reference pipeline, whatever IMPL is.
 $(BUILD)/bin/bench_task2: $(call obj_common,task2/bench_task2.cpp) $(HARNESS_OBJ) $(call obj_impl,$(TASK2_SRC))
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/bin/bench_task4: $(call obj_common,task4/bench_task4.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                           $(call obj_impl,$(TASK4_SRC)) $(call ref_or_own,task2/reference/attention_kernels.o,$(TASK2_SRC))
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 build/reference/bin/tune_task4: $(call obj_common,task4/tune_task4.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                                 build/reference/task4/reference/flash_attention.o
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 ifneq ($(BUILD),build/reference)
 build/reference/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(CCACHE) $(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
+	$(call say,NVCC)$(CCACHE) $(NVCC) $(NVCCFLAGS) -DSOLUTION=1 -c $< -o $@
 
 # Without this make's command-line variables (make exports them, and passes them on in MAKEFLAGS): a BUILD=,
 # RUNNER_BIN_DIR=, TASKn_SRC= or CUDA_ARCH= given for another build would reach the reference's, and BUILD= would
@@ -420,7 +437,7 @@ FORCE:
 $(BUILD)/bin/bench_task5: $(call obj_common,task5/bench_task5.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                           $(call obj_impl,$(TASK5_SRC)) $(call ref_or_own,task4/reference/flash_attention.o,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 bench-task5: $(BUILD)/bin/bench_task5
 	./$(BUILD)/bin/bench_task5 $(ARGS)
@@ -428,7 +445,7 @@ bench-task5: $(BUILD)/bin/bench_task5
 # Task 6's model on the student's Tasks 4–6: TTFT, TBT, the no-cache baseline, where a step's time goes.
 $(BUILD)/bin/bench_task6: $(call obj_common,task6/bench_task6.cpp $(TASK6_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,6))
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 bench-task6: $(BUILD)/bin/bench_task6
 	./$(BUILD)/bin/bench_task6 $(ARGS)
@@ -450,7 +467,7 @@ DRIVE5_EXTRA := $(TASK4_EXTRA)
 define DRIVE
 $(BUILD)/bin/drive_task$(1): $(call obj_common,task$(1)/drive_task$(1).cpp $(DRIVE$(1)_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(TASK$(1)_SRC))
 	@mkdir -p $$(dir $$@)
-	$$(CXX) $$^ -o $$@ $$(LDLIBS)
+	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(LDLIBS)
 endef
 $(foreach t,$(DRIVE_TASKS),$(eval $(call DRIVE,$(t))))
 
@@ -477,16 +494,16 @@ endif
 build/reference/bin/ladder_task2: $(call obj_common,task2/ladder/bench_ladder.cpp task2/ladder/softmax_ladder.cu \
                                   task2/ladder/gemm_ladder.cu) $(HARNESS_OBJ) build/reference/task2/reference/attention_kernels.o
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 build/reference/bin/ladder_task4: $(call obj_common,task4/ladder/bench_ladder.cpp task4/ladder/ladder.cu $(TASK4_EXTRA)) \
                                   $(HARNESS_OBJ) build/reference/task4/reference/flash_attention.o \
                                   build/reference/task2/reference/attention_kernels.o
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 build/reference/bin/ladder_task5: $(call obj_common,task5/ladder/bench_ladder.cpp task5/ladder/ladder.cu) $(HARNESS_OBJ) \
                                   build/reference/task5/reference/decode.o
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 ladder-task2 ladder-task4 ladder-task5: ladder-task%: build/reference/bin/ladder_task%
 	./$< $(ARGS)
 
@@ -506,7 +523,7 @@ $(GRADER_BIN): $(BUILD)/grader/main.o $(COMMON)/grader/protected_manifest.o \
                                                  $(call task_proxy_src,$(t))))) \
                $(HARNESS_OBJ) | $(RUNNERS) $(NULL_RUNNERS)
 	@mkdir -p $(dir $@)
-	$(CXX) $^ -o $@ $(LDLIBS)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 
 # The reference's benchmarks are the yardstick of performance credit, whatever IMPL is graded.
 GRADE_OBJECTS = $(foreach t,$(TASKS),--objects $(t)=$(subst $(eval) ,$(comma),$(strip $(call obj_impl,$(TASK$(t)_SRC)))))
@@ -516,7 +533,7 @@ comma := ,
 grade:
 	@bash tools/setup/install_deps.sh
 	@$(MAKE) --no-print-directory goldens-if-stale
-	@$(MAKE) --no-print-directory -j2 grade-build
+	@$(MAKE) --no-print-directory -j$(JOBS) grade-build
 	@./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t)); rc=$$?; \
 	  $(PYTHON) tools/pictures/plot_results.py $(OUT) || echo "grade: tools/pictures/plot_results.py failed (the grade above stands)"; exit $$rc
 
