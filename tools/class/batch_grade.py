@@ -43,6 +43,7 @@ costs only its own row of OUT/gradebook.csv (and OUT/<student>/row.json).
 """
 import argparse
 import csv
+import glob
 import json
 import os
 import re
@@ -54,6 +55,7 @@ import stat
 import subprocess
 import sys
 import tarfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ci"))
 from task_folders import FOLDER, task_folders, task_of  # noqa: E402
@@ -114,64 +116,133 @@ def submissions(directory):
     return subs
 
 
-def scan(top, hard_links):
-    """Refuses a submission folder holding a link or anything but plain files and folders."""
+with open(os.path.join(ROOT, "grader/protected.sha256")) as _f:  # the harness files a submission may not edit
+    PROTECTED = {line.split(None, 1)[1].strip() for line in _f if line.strip()}
+MAX_ENTRIES = 20000           # files and folders read from one submission (a folder or an archive)
+MAX_DEPTH = 16                # folders deep
+
+
+def human(n):
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def folder_entries(top):
+    """(relative path, kind, size) of a submission folder, read without following links or copying anything:
+    kind is 'dir', 'file', 'link', 'hardlink' or 'special'. Refused past MAX_ENTRIES or MAX_DEPTH."""
+    out = []
     for folder, dirs, files in os.walk(top):
+        depth = os.path.relpath(folder, top).count(os.sep) + 1
+        if depth > MAX_DEPTH:
+            raise Refused(f"the submission nests folders more than {MAX_DEPTH} deep: "
+                          f"{os.path.relpath(folder, top)!r}")
         for n in dirs + files:
             p = os.path.join(folder, n)
             st = os.lstat(p)
-            rel = os.path.relpath(p, top)
-            if stat.S_ISLNK(st.st_mode):
-                raise Refused(f"a symbolic link in the submission: {rel!r}")
-            if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
-                raise Refused(f"a special file (not a plain file or folder) in the submission: {rel!r}")
-            if hard_links and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                raise Refused(f"a hard link in the submission: {rel!r}")
+            kind = ("link" if stat.S_ISLNK(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode) else
+                    ("hardlink" if st.st_nlink > 1 else "file") if stat.S_ISREG(st.st_mode) else "special")
+            out.append((os.path.relpath(p, top), kind, st.st_size))
+            if len(out) > MAX_ENTRIES:
+                raise Refused(f"the submission holds more than {MAX_ENTRIES} files and folders (a build folder, or "
+                              f"a dataset? hand in the skeleton files only)")
+    return out
+
+
+def archive_entries(tar, notes):
+    """The same for an archive, member by member: its declared sizes are summed as it is read, so an archive
+    of many members or of huge ones is refused before it is read to the end."""
+    out, total = [], 0
+    for m in tar:
+        if os.path.isabs(m.name) or ".." in m.name.replace("\\", "/").split("/"):
+            notes.append(f"ignored: archive member {m.name!r} (absolute or '..' path)")
+            continue
+        kind = ("link" if m.issym() or m.islnk() else "dir" if m.isdir() else "file" if m.isfile() else "special")
+        if kind == "special":
+            notes.append(f"ignored: archive member {m.name!r} (not a plain file or folder)")
+            continue
+        name = os.path.normpath(m.name)
+        if name.count("/") + 1 > MAX_DEPTH + 1:
+            raise Refused(f"the archive nests folders more than {MAX_DEPTH} deep: {m.name!r}")
+        total += m.size if kind == "file" else 0
+        if total > MAX_ARCHIVE:
+            raise Refused(f"the archive unpacks to more than {MAX_ARCHIVE >> 20} MB ({m.name!r} is {human(m.size)})")
+        out.append((name, kind, m.size, m))
+        if len(out) > MAX_ENTRIES:
+            raise Refused(f"the archive holds more than {MAX_ENTRIES} members (hand in the skeleton files only)")
+        tar.members = []  # what was read is not kept: ten million members must not fill the memory
+    return out
+
+
+def skeleton_path(rel):
+    """(task folder, name) when `rel` is <task folder>/skeleton/<name>, else None."""
+    parts = rel.split(os.sep)
+    return (parts[0], parts[2]) if len(parts) == 3 and FOLDER.fullmatch(parts[0]) and parts[1] == "skeleton" else None
 
 
 def unpack(path, work, notes):
-    """The submission as WORK/submitted: a copy of the folder, or the archive extracted safely
-    (plain files and folders only, nothing outside; an archive holding a single folder is that
-    folder). The path is fixed, whatever the submission's own names."""
+    """The skeleton files of the submission as WORK/submitted/<task folder>/skeleton/<name>, and nothing else.
+    A folder is read like an archive: its entries are listed (no link followed, nothing copied), refused past
+    MAX_ENTRIES or MAX_DEPTH or when it holds a link, a hard link or a special file; then only the skeleton-named
+    files (at most MAX_SOURCE bytes each) are copied, and the harness files it holds (only read by the grader's
+    check that none was edited; the build uses the course's). An archive likewise, extracting only those. A single top
+    folder that is no task folder is looked into. The rest never crosses: a 1 TB sparse file beside the skeleton
+    costs nothing."""
     dest = os.path.join(work, "submitted")
-    scratch = os.path.join(work, "unpacked")
-    for d in (dest, scratch):
-        shutil.rmtree(d, ignore_errors=True)
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.rmtree(os.path.join(work, "unpacked"), ignore_errors=True)
     path = os.path.realpath(path)  # the course's own link to a submission (Gradescope) is fine
+    tar = None
     if os.path.isdir(path):
-        scan(path, hard_links=True)
-        shutil.copytree(path, dest, symlinks=True)  # links are copied as links, never followed
-        scan(dest, hard_links=False)                # … and refused, should one have appeared meanwhile
-        return dest
-    os.makedirs(scratch)
-    with tarfile.open(path) as tar:
-        members = tar.getmembers()
-        links = [m.name for m in members if m.issym() or m.islnk()]
-        if links:
-            raise Refused(f"a link in the archive: {links[0]!r}")
-        safe = []
-        for m in members:
-            if os.path.isabs(m.name) or ".." in m.name.replace("\\", "/").split("/"):
-                notes.append(f"ignored: archive member {m.name!r} (absolute or '..' path)")
-            elif not (m.isfile() or m.isdir()):
-                notes.append(f"ignored: archive member {m.name!r} (not a plain file or folder)")
-            else:
-                safe.append(m)
-        if sum(m.size for m in safe if m.isfile()) > MAX_ARCHIVE:
-            raise Refused(f"the archive unpacks to more than {MAX_ARCHIVE >> 20} MB")
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(scratch, members=safe, filter="data")
-        else:
-            tar.extractall(scratch, members=safe)
-    scan(scratch, hard_links=False)
-    top = scratch
-    inner = os.listdir(scratch)
-    if len(inner) == 1 and os.path.isdir(os.path.join(scratch, inner[0])) and not FOLDER.fullmatch(inner[0]):
-        top = os.path.join(scratch, inner[0])
-    os.rename(top, dest)
-    shutil.rmtree(scratch, ignore_errors=True)
-    return dest
+        entries = [(rel, kind, size, None) for rel, kind, size in folder_entries(path)]
+    else:
+        tar = tarfile.open(path)
+        entries = archive_entries(tar, notes)
+    for rel, kind, size, _ in entries:
+        if kind == "link":
+            raise Refused(f"{'a link in the archive' if tar else 'a symbolic link in the submission'}: {rel!r}")
+        if kind == "hardlink":
+            raise Refused(f"a hard link in the submission: {rel!r}")
+        if kind == "special":
+            raise Refused(f"a special file (not a plain file or folder) in the submission: {rel!r}")
+    tops = {rel.split(os.sep)[0] for rel, _, _, _ in entries}
+    prefix = ""
+    if len(tops) == 1 and not FOLDER.fullmatch(top := next(iter(tops))) and any(r.startswith(top + os.sep) for r, _, _, _ in entries):
+        prefix = top + os.sep  # an archive (or folder) holding one folder: that folder
+    os.makedirs(dest)
+    largest = max(((size, rel) for rel, kind, size, _ in entries if kind == "file"), default=(0, ""))
+    def copy(member, rel, target, limit, shown):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        src = tar.extractfile(member) if tar else open(os.path.join(path, rel), "rb")
+        with src, open(target, "wb") as out:
+            data = src.read(limit + 1)
+            if len(data) > limit:  # grew since it was listed
+                raise Refused(f"{shown}: more than {limit >> 20} MB")
+            out.write(data)
 
+    for rel, kind, size, member in entries:
+        inner = rel[len(prefix):] if rel.startswith(prefix) else None
+        if kind != "file" or inner is None:
+            continue
+        if inner in PROTECTED and size <= MAX_SOURCE:  # harness files: only read, for the check that none was edited
+            copy(member, rel, os.path.join(dest, inner), MAX_SOURCE, inner)
+            continue
+        if not (where := skeleton_path(inner)):
+            continue
+        task, name = where
+        shown = f"{task}/skeleton/{name}"
+        if not STUDENT_FILE.match(name):
+            notes.append(f"ignored: {shown!r} (not a name a skeleton file has: [A-Za-z0-9_]+.(cpp|cu|h|cuh))")
+            continue
+        if size > MAX_SOURCE:
+            raise Refused(f"{shown}: {human(size)} (a skeleton file may have at most {MAX_SOURCE >> 20} MB)")
+        copy(member, rel, os.path.join(dest, task, "skeleton", name), MAX_SOURCE, shown)
+    if tar:
+        tar.close()
+    if largest[0] > MAX_SOURCE:
+        notes.append(f"ignored: everything but the skeleton files, the largest {largest[1]!r} ({human(largest[0])})")
+    return dest
 
 # ---- what is taken ---------------------------------------------------------------------------
 
@@ -271,8 +342,6 @@ def student_files(submitted, notes):
             path = os.path.join(src, name)
             if not os.path.isfile(path):
                 notes.append(f"ignored: {rel!r} (not a file)")
-            elif not STUDENT_FILE.match(name):
-                notes.append(f"ignored: {rel!r} (not a name a skeleton file has: [A-Za-z0-9_]+.(cpp|cu|h|cuh))")
             elif task not in course or not os.path.isfile(os.path.join(ROOT, task, "skeleton", name)):
                 home = [d for d in course if os.path.isfile(os.path.join(ROOT, d, "skeleton", name))]
                 notes.append(f"ignored: {rel!r} (not a file of the course's skeleton"
@@ -360,9 +429,15 @@ def sandbox_kind():
     return _SANDBOX
 
 
+BUILD_MEMORY = 4 << 30        # address space of each build process (the compilers; nvcc's heaviest course file needs ~0.25 GB)
+
+
 def limits():
+    """The limits of every process of a submission's build: no core files, no file over 1 GB, at most BUILD_MEMORY of
+    address space each (a template bomb stops there; make runs two compilers at once)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    resource.setrlimit(resource.RLIMIT_AS, (BUILD_MEMORY, BUILD_MEMORY))
 
 
 def as_build_user():
@@ -391,7 +466,7 @@ def build(tree, targets, log, timeout):
     """Makes `targets` in `tree` (the course's Makefile, IMPL=skeleton) inside the sandbox; returns
     (how it was sandboxed, whether it built)."""
     # CCACHE= : no compiler cache, whatever the environment says (make test's would be shared between students)
-    cmd = ["make", "--no-print-directory", "-j2", "IMPL=skeleton", "CCACHE="] + targets
+    cmd = ["make", "--no-print-directory", "-j2", "IMPL=skeleton", "CCACHE=", "V=1"] + targets  # V=1: full commands in the log
     if os.environ.get("CUDA_ARCH"):  # e.g. sm_90 alone, for a class graded on H100s
         cmd.append("CUDA_ARCH=" + os.environ["CUDA_ARCH"])
     how = sandbox_kind()
@@ -429,6 +504,7 @@ class CourseBuild:
         self.may_build = may_build
         self.synced = False
         self.built = set()
+        self.build_s = {}  # seconds the course's own skeleton files of a task took to build, runners included
 
     def objects(self):
         return self.tree if os.path.isdir(os.path.join(self.tree, "build/common")) else None
@@ -443,15 +519,46 @@ class CourseBuild:
         if not self.synced:  # fresh sources each run; the objects kept, so make rebuilds only what changed
             course_tree(self.tree, keep_build=True)
             self.synced = True
+        # The course's skeleton files compiled afresh, as a submission's are: the yardstick of a student's build time.
+        for t in todo:
+            for d in task_folders(t):
+                for f in glob.glob(os.path.join(self.tree, d, "skeleton", "*")):
+                    os.utime(f)
         with open(os.path.join(self.dir, "build.log"), "a") as log:
+            started = time.monotonic()
             try:
                 how, ok = build(self.tree, runner_targets(todo), log, timeout)
             except subprocess.TimeoutExpired:
                 how, ok = f"timed out after {timeout} s", False
+            for t in todo:
+                self.build_s[t] = (time.monotonic() - started) / len(todo)
         if not ok:
             raise SystemExit(f"batch: the course's own runners ({', '.join(map(str, todo))}) do not build in the sandbox "
                              f"({how}); see {os.path.join(self.dir, 'build.log')}")
         self.built.update(todo)
+
+
+def build_timeout(course, graded, timeout):
+    """A submission's build may take 10× what the course's own skeleton files of the same tasks took, and a minute
+    more (never under 2 minutes, never over --timeout): a compile-time bomb stops there, not after an hour."""
+    measured = [course.build_s[t] for t in graded if course and t in course.build_s]
+    if len(measured) < len(graded):
+        return timeout
+    return int(min(timeout, max(120, 10 * sum(measured) + 60)))
+
+
+def build_failure(log_path):
+    """Why a build failed, when the log says it ran out of a limit; else the plain words."""
+    try:
+        with open(log_path, errors="replace") as f:
+            tail = f.read()[-20000:]
+    except OSError:
+        return "does not build (see grade.log)"
+    if re.search(r"virtual memory exhausted|Cannot allocate memory|out of memory|std::bad_alloc", tail):
+        return f"the build ran out of memory: a compiler process used more than {BUILD_MEMORY >> 30} GB (see grade.log)"
+    if re.search(r"File size limit exceeded", tail):
+        return "the build wrote a file over 1 GB (see grade.log)"
+    return "does not build (see grade.log)"
 
 
 def ensure_grader():
@@ -514,9 +621,16 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
             course_tree(tree, course.objects() if course else None)
             for task, file_name, src in taken:
                 shutil.copyfile(src, os.path.join(tree, task, "skeleton", file_name))
-            row["sandbox"], ok = build(tree, runner_targets(graded), log, timeout)
+            limit = build_timeout(course, graded, timeout)
+            try:
+                row["sandbox"], ok = build(tree, runner_targets(graded), log, limit)
+            except subprocess.TimeoutExpired:
+                row["flags"] = "; ".join(notes + [f"the build took more than {limit} s (10× the course's own files' build "
+                                                  f"time, and a minute): a compile-time bomb?"])
+                return row
             if not ok:
-                row["flags"] = "; ".join(notes + ["does not build (see grade.log)"])
+                log.flush()
+                row["flags"] = "; ".join(notes + [build_failure(log.name)])
                 return row
             with open(built, "w") as f:
                 json.dump({"taken": taken, "graded": graded, "notes": notes, "sandbox": row["sandbox"]}, f)

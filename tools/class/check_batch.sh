@@ -7,7 +7,8 @@
 # SOLUTION defined, a computed include): the right gradebook; trees without reference sources,
 # controls, goldens or .git, compiled without -DSOLUTION; nothing written outside; the Slurm
 # script's content; one array element's command run here and merged; the Gradescope entry on one
-# submission. Run by `make test`. CPU tasks only (1 and 3), so it needs no GPU.
+# submission; a submission's budget: a 1 TB sparse file, 25000 files, 25000 archive members, folders 20 deep.
+# Run by `make test`. CPU tasks only (1 and 3), so it needs no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 make --no-print-directory setup SETUP_TASKS="1 3" || exit 1  # as `make taskN`: packages (unifdef, patch), goldens
@@ -55,6 +56,22 @@ with tarfile.open(sys.argv[1], "w:gz") as tar:
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
 PY
+# Budgets (docs/grader.md, "A submission's budget"): a 1 TB sparse file beside a correct Task 1 (never read: the
+# row keeps its points), a folder of 25000 files, an archive of 25000 members, and an archive nested 20 folders deep.
+sub sparse && solution task1/reference/naive_mha.cpp "$T/subs/sparse/task1/skeleton/naive_mha.cpp" \
+  && truncate -s 1T "$T/subs/sparse/notes.bin"
+mkdir -p "$T/subs/many/task1/skeleton" "$T/subs/many/data" && cp task1/skeleton/naive_mha.cpp "$T/subs/many/task1/skeleton/" \
+  && (cd "$T/subs/many/data" && seq 1 25000 | xargs touch)
+/usr/bin/python3 - "$T/subs" task1/skeleton/naive_mha.cpp <<'PY' || fail "could not write the budget archives"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1] + "/members.tar.gz", "w:gz") as tar:
+    tar.add(sys.argv[2], arcname="student/task1/skeleton/naive_mha.cpp")
+    for i in range(25000):
+        tar.addfile(tarfile.TarInfo(f"student/data/{i}"), io.BytesIO(b""))
+with tarfile.open(sys.argv[1] + "/deep.tar.gz", "w:gz") as tar:
+    tar.add(sys.argv[2], arcname="student/task1/skeleton/naive_mha.cpp")
+    tar.addfile(tarfile.TarInfo("student/" + "/".join("d" * 20) + "/x.txt"), io.BytesIO(b""))
+PY
 
 /usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs" --out "$T/out" --timeout 900 || fail "batch_grade failed"
 /usr/bin/python3 - "$T/out/gradebook.csv" <<'PY' || fail "wrong gradebook"
@@ -79,7 +96,12 @@ want = {"reference": lambda r: float(r["task1"]) == 2 and float(r["task3"]) == 3
         "sneaky": lambda r: unbuilt(r) and "refused: task1/skeleton/naive_mha.cpp:3: #include of '../reference/naive_mha.cpp'" in r["flags"],
         "namer": lambda r: float(r["total"]) == 0 and "does not build" in r["flags"],
         "macro": lambda r: unbuilt(r) and "computed #include" in r["flags"],
-        "tarlink": lambda r: unbuilt(r) and "refused: a link in the archive" in r["flags"]}
+        "tarlink": lambda r: unbuilt(r) and "refused: a link in the archive" in r["flags"],
+        "sparse": lambda r: float(r["task1"]) == 2 and sandboxed(r)
+                            and "ignored: everything but the skeleton files, the largest 'notes.bin' (1.0 TB)" in r["flags"],
+        "many": lambda r: unbuilt(r) and "refused: the submission holds more than 20000 files and folders" in r["flags"],
+        "members": lambda r: unbuilt(r) and "refused: the archive holds more than 20000 members" in r["flags"],
+        "deep": lambda r: unbuilt(r) and "refused: the archive nests folders more than 16 deep" in r["flags"]}
 bad = [f"{k}: {rows.get(k)}" for k, ok in want.items() if k not in rows or not ok(rows[k])]
 bad += [f"unexpected row {k}" for k in rows if k not in want]
 print("\n".join(bad) or f"check-batch: gradebook right for {len(rows)} submissions")
