@@ -699,6 +699,28 @@ def summarise(name, work):
 
 # ---- the class -------------------------------------------------------------------------------
 
+def host_short_of(out, min_disk_gb, min_memory_gb):
+    """What the host lacks to grade one more submission safely ("" when nothing): free disk where OUT is, and
+    available memory. ATTNLAB_BATCH_FULL_AFTER=N pretends the disk is full after N submissions (a test of the stop)."""
+    free = shutil.disk_usage(out).free / 2**30
+    if (n := os.environ.get("ATTNLAB_BATCH_FULL_AFTER")) and host_short_of.graded >= int(n):
+        free = 0.0
+    if free < min_disk_gb:
+        return f"only {free:.1f} GB free on the disk of {out} (at least {min_disk_gb:g} GB are kept free for a submission)"
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next(int(line.split()[1]) for line in f if line.startswith("MemAvailable:")) / 2**20
+    except (OSError, StopIteration, ValueError):
+        return ""
+    if avail < min_memory_gb:
+        return f"only {avail:.1f} GB of memory available (at least {min_memory_gb:g} GB are kept for a submission)"
+    return ""
+
+
+host_short_of.graded = 0
+STOPPED = ".stopped"  # OUT/.stopped: the students a run that stopped had graded; the next run keeps their rows
+
+
 def write_gradebook(out, rows, tasks=None):
     columns = {f"task{t}" for t in (tasks or rubric_tasks())} | {k for r in rows for k in r if k.startswith("task")}
     columns = sorted(columns, key=lambda k: int(k[4:]))
@@ -754,6 +776,9 @@ def main():
     ap.add_argument("--tasks", help="grade only these tasks, e.g. 4,5")
     ap.add_argument("--build-only", action="store_true", help="build the runners, grade nothing (a build machine)")
     ap.add_argument("--grade-only", action="store_true", help="grade runners an earlier --build-only built (a GPU node)")
+    ap.add_argument("--min-free-disk-gb", type=float, default=4.0, help="stop, resumable, below this much free disk")
+    ap.add_argument("--min-free-memory-gb", type=float, default=2.0, help="stop, resumable, below this much memory")
+    ap.add_argument("--regrade", action="store_true", help="grade again the rows a stopped run had graded")
     ap.add_argument("--no-setup", action="store_true",
                     help="skip `make setup` (a GPU node without the course's packages, its goldens made there or carried)")
     args = ap.parse_args()
@@ -793,12 +818,34 @@ def main():
     if course and not course.may_build and not course.objects():
         course = None
     rows = []
+    # A run that stopped for want of disk or memory left the students it had graded: their rows are kept.
+    stopped = os.path.join(args.out, STOPPED)
+    done = set()
+    if os.path.exists(stopped) and not args.regrade and args.index is None:
+        with open(stopped) as f:
+            done = set(json.load(f))
+        print(f"batch: resuming a run that stopped: {len(done)} rows kept (--regrade grades them again)", flush=True)
     for name, path, note in chosen:
+        if name in done and os.path.exists(os.path.join(args.out, name, "row.json")):
+            with open(os.path.join(args.out, name, "row.json")) as f:
+                rows.append(json.load(f))
+            continue
+        if short := host_short_of(args.out, args.min_free_disk_gb, args.min_free_memory_gb):
+            if args.index is None:
+                with open(stopped, "w") as f:
+                    json.dump(sorted(r["student"] for r in rows), f)
+                write_gradebook(args.out, rows, tasks)
+            print(f"batch: stopped before {name}: {short}. The {len(rows)} rows graded are kept; free the host and run the "
+                  f"same command again to go on from {name}.", file=sys.stderr, flush=True)
+            return 3
         row = grade_one(name, path, args.out, args.timeout, mode, tasks, course, note)
+        host_short_of.graded += 1
         print(f"  {name:<24} {row['total']:6.2f}  {row['flags']}", flush=True)
         rows.append(row)
     if args.index is None:
         write_gradebook(args.out, rows, tasks)
+        if os.path.exists(stopped):
+            os.remove(stopped)
     return 0
 
 

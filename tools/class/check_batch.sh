@@ -7,7 +7,8 @@
 # SOLUTION defined, a computed include): the right gradebook; trees without reference sources,
 # controls, goldens or .git, compiled without -DSOLUTION; nothing written outside; the Slurm
 # script's content; one array element's command run here and merged; the Gradescope entry on one
-# submission; a submission's budget: a 1 TB sparse file, 25000 files, 25000 archive members, folders 20 deep.
+# submission; a submission's budget: a 1 TB sparse file, 25000 files, 25000 archive members, folders 20 deep;
+# a run stopped by a (simulated) full disk, and resumed.
 # Run by `make test`. CPU tasks only (1 and 3), so it needs no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -139,6 +140,23 @@ diff <(grep '^editor,' "$T/gradebook.batch.csv") <(grep '^editor,' "$T/out/grade
   || fail "array element $I (editor) merged differently from the batch run"
 [ "$(wc -l < "$T/out/gradebook.csv")" = "$(wc -l < "$T/gradebook.batch.csv")" ] || fail "--collect lost or added rows"
 echo "check-batch: Slurm script right; array element $I (editor) run here and merged into the same row"
+
+# The run's health: a run that finds the disk full stops before the next submission with one message and keeps
+# what it graded; the same command then goes on from there (a full disk simulated after one submission).
+mkdir -p "$T/subs2" "$T/out2" && for who in a b c; do cp -r "$T/subs/skeleton.tar.gz" "$T/subs2/$who.tar.gz"; done \
+  && cp -r "$T/out/.course" "$T/out2/"
+ATTNLAB_BATCH_FULL_AFTER=1 /usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs2" --out "$T/out2" --tasks 1 --no-setup \
+  > "$T/stop.log" 2>&1
+rc=$?
+[ $rc = 3 ] && grep -q "batch: stopped before b: only 0.0 GB free" "$T/stop.log" && [ -f "$T/out2/.stopped" ] \
+  && [ "$(wc -l < "$T/out2/gradebook.csv")" = 2 ] || { cat "$T/stop.log"; fail "a full disk did not stop the run cleanly (exit $rc)"; }
+before=$(stat -c %Y "$T/out2/a/row.json")
+/usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs2" --out "$T/out2" --tasks 1 --no-setup > "$T/resume.log" 2>&1 \
+  || { cat "$T/resume.log"; fail "the resumed run failed"; }
+grep -q "resuming a run that stopped: 1 rows kept" "$T/resume.log" && [ "$(stat -c %Y "$T/out2/a/row.json")" = "$before" ] \
+  && [ "$(wc -l < "$T/out2/gradebook.csv")" = 4 ] && [ ! -f "$T/out2/.stopped" ] \
+  || { cat "$T/resume.log"; fail "the second run did not resume where the first stopped"; }
+echo "check-batch: a full disk stops the run before the next submission; the same command resumes, the rows kept"
 
 # Gradescope: the entry point on one submission.
 G="$T/gradescope"
