@@ -2,13 +2,14 @@
 #
 #   make taskN [IMPL=skeleton|reference] [SUITE=…]   build and run Task N's tests (default: your skeleton)
 #   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
-#   make bench-task2 | bench-task4 | bench-task5 | bench-task6   benchmarks (GPU); tune-task4 (course repository only)
+#   make bench-task2 | bench-task4 | bench-task5 | bench-task6   benchmarks (GPU)
 #   make profile-task2 | profile-task4 | profile-task5              Nsight Compute on your kernel: a summary + the .ncu-rep (GPU)
 #   make sanitize-task2 | sanitize-task4 | sanitize-task5           compute-sanitizer on your kernels' small shapes (GPU)
 #   make task4-bf16 [IMPL=…] [SUITE=…] | bench-task4-bf16   Task 4's bf16 bonus: its tests (GPU) | TFLOP/s
 #   make task4-backward [IMPL=…] [SUITE=…] | bench-task4-backward   Task 4's backward bonus: its tests (GPU) | TFLOP/s
 #   make test                                        what CI runs: deps, goldens, both sides, controls
-#   make release                                     the student kit: build/release/attnlab-kit(.tar.gz)
+#   make release | check-release                     the student kit: build/release/attnlab-kit(.tar.gz) (course repository only)
+#   make tune-task4 | ladder-task2 | ladder-task4 | ladder-task5 | reference-times   staff tools (course repository only)
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
 #   make python [IMPL=…]                            the Python bridge: build/<impl>/python/libattnlab.so (python/attnlab)
 #   make torch-speedups | hf-attnlab [IMPL=…]        (GPU, CUDA torch) your kernels against torch into Results.md; HF models on them
@@ -138,8 +139,9 @@ IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
 .DEFAULT_GOAL := help
 
+# The kit has no staff tools: its help leaves their lines out.
 help:
-	@awk 'NR >= 3 && !/^#/ {exit} NR >= 3 {print}' Makefile
+	@awk 'NR >= 3 && !/^#/ {exit} NR >= 3 {print}' Makefile | $(if $(HAVE_REFERENCE),cat,grep -v "course repository only")
 
 # ---- dependencies and goldens --------------------------------------------------------------
 deps:
@@ -570,11 +572,9 @@ check-protected:
 	  || { echo "grader/protected.sha256 is stale: run 'make protect' after changing the harness"; exit 1; }
 
 # ---- the student kit ------------------------------------------------------------------------------
-release:
-	@bash tools/kit/make_release.sh
-
-check-release:
-	@bash tools/kit/check_release.sh
+release check-release:
+	@test -d tools/kit || { echo "make $@ builds the student kit from the course repository (tools/kit/); this is the kit"; exit 1; }
+	@bash tools/kit/$(if $(filter release,$@),make_release.sh,check_release.sh)
 
 # ---- CI ----------------------------------------------------------------------------------------
 test:
