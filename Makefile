@@ -169,17 +169,13 @@ golden_tasks = $(or $(TASK),$(TASKS))
 goldens-if-stale:
 	@if sha256sum -c --status goldens/.stamp 2>/dev/null; then echo "goldens: up to date"; else \
 	  stale=""; for t in $(golden_tasks); do sha256sum -c --status goldens/task$$t/.stamp 2>/dev/null || stale="$$stale --only task$$t"; done; \
-	  if [ -z "$$stale" ]; then echo "goldens: up to date"; \
+	  if [ -z "$$stale" ]; then echo "goldens: $(if $(TASK),task$(TASK) )up to date"; \
 	  else PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/make_goldens.py $$stale && \
 	    for t in $$(echo $$stale | sed 's/--only task//g'); do sha256sum $(GOLDEN_SOURCES) > goldens/task$$t/.stamp; done; fi; fi
 
-# One task's goldens (`make taskN`): none to make when all goldens, or this task's, were written by
-# the current generator; otherwise only this task's (make_goldens.py --only taskN).
+# One task's goldens (`make taskN`): the rule above for that task alone.
 $(foreach t,$(TASKS),goldens-if-stale-task$(t)): goldens-if-stale-task%:
-	@if sha256sum -c --status goldens/.stamp 2>/dev/null || sha256sum -c --status goldens/task$*/.stamp 2>/dev/null; then \
-	  echo "goldens: task$* up to date"; \
-	else PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/make_goldens.py --only task$* && \
-	  sha256sum $(GOLDEN_SOURCES) > goldens/task$*/.stamp; fi
+	@$(MAKE) --no-print-directory goldens-if-stale TASK=$*
 
 # ---- objects ---------------------------------------------------------------------------------
 # One short line per build step ("  CXX  build/…/x.o"); V=1 prints the full commands (class grading's logs do).

@@ -20,6 +20,7 @@
 #include "common/diagnose.h"
 #include "common/seed.h"
 #include "common/cuda/digest.h"
+#include "common/cuda/grid.cuh"
 #include "common/todo.h"
 #include "common/remote/wire.h"
 #include "common/safetensors.h"
@@ -325,4 +326,17 @@ TEST_CASE("diagnose: a wrong attention output is named by the mistake it matches
     attn::Tensor one_row = right;
     for (int64_t d = 0; d < 16; ++d) one_row.data[size_t(20 * 16 + d)] += 1.0f;
     CHECK_THAT(attn::diagnose_attention(one_row, q, k, v, true, tol), Contains("query rows 20 only") && Contains("heads 0 only"));
+}
+
+TEST_CASE("grid_over_heads: B·H spread over y and z, the same grid up to 65535 heads", "[harness]") {
+    const auto yz = [](long long heads) {
+        const dim3 g = attn::grid_over_heads(7, heads);
+        CHECK(g.x == 7u);
+        return std::pair<unsigned, unsigned>{g.y, g.z};
+    };
+    CHECK(yz(1) == std::pair<unsigned, unsigned>{1, 1});
+    CHECK(yz(0) == std::pair<unsigned, unsigned>{1, 1});
+    CHECK(yz(65535) == std::pair<unsigned, unsigned>{65535, 1});
+    CHECK(yz(65536) == std::pair<unsigned, unsigned>{65535, 2});
+    CHECK(yz(70000) == std::pair<unsigned, unsigned>{65535, 2});  // 131070 blocks: 61070 return at once
 }

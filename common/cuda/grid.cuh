@@ -15,10 +15,12 @@ namespace attn {
 constexpr long long kMaxGridYZ = 65535;  // cudaDeviceProp::maxGridSize[1] and [2] on every GPU since Kepler
 
 inline dim3 grid_over_heads(unsigned x, long long heads) {
-    const long long y = heads < 1 ? 1 : heads < kMaxGridYZ ? heads : kMaxGridYZ;
-    return dim3(x, unsigned(y), unsigned((heads + y - 1) / y > 0 ? (heads + y - 1) / y : 1));
+    const long long h = heads < 1 ? 1 : heads, y = h < kMaxGridYZ ? h : kMaxGridYZ;
+    return dim3(x, unsigned(y), unsigned((h + y - 1) / y));
 }
 
+#ifdef __CUDACC__  // the host half above is also compiled by g++ (the harness's unit tests)
 __device__ __forceinline__ long long head_of_block() { return blockIdx.y + (long long)gridDim.y * blockIdx.z; }
+#endif
 
 }  // namespace attn

@@ -4,6 +4,7 @@ folders the Makefile's TASKn_PARTS names. One task's parts share its runner (run
     task_folders(4)            -> ["task4", "task4_bf16", "task4_backward"]
     task_of("task4_bf16")      -> 4   (None for a name that is no task folder)
 """
+import functools
 import os
 import re
 
@@ -12,6 +13,7 @@ FOLDER = re.compile(r"task([0-9]+)(_[a-z0-9]+)*")  # the shape of a task folder'
 FOLDER_RE = r"task[0-9]+(_[a-z0-9]+)*"  # the same, for regular expressions built elsewhere
 
 
+@functools.lru_cache(maxsize=None)  # the Makefile read once a process
 def _parts():
     with open(os.path.join(ROOT, "Makefile")) as f:
         return {int(m.group(1)): m.group(2).split() for m in re.finditer(r"^TASK(\d+)_PARTS\s*:=\s*(.+)$", f.read(), re.M)}

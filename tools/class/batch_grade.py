@@ -191,14 +191,15 @@ def unpack(path, work, notes):
     costs nothing."""
     dest = os.path.join(work, "submitted")
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.rmtree(os.path.join(work, "unpacked"), ignore_errors=True)
     path = os.path.realpath(path)  # the course's own link to a submission (Gradescope) is fine
-    tar = None
     if os.path.isdir(path):
-        entries = [(rel, kind, size, None) for rel, kind, size in folder_entries(path)]
-    else:
-        tar = tarfile.open(path)
-        entries = archive_entries(tar, notes)
+        return take(path, None, [(rel, kind, size, None) for rel, kind, size in folder_entries(path)], dest, notes)
+    with tarfile.open(path) as tar:
+        return take(path, tar, archive_entries(tar, notes), dest, notes)
+
+
+def take(path, tar, entries, dest, notes):
+    """unpack()'s second half: the entries checked, and the files that cross copied into `dest`."""
     for rel, kind, size, _ in entries:
         if kind == "link":
             raise Refused(f"{'a link in the archive' if tar else 'a symbolic link in the submission'}: {rel!r}")
@@ -212,13 +213,15 @@ def unpack(path, work, notes):
         prefix = top + os.sep  # an archive (or folder) holding one folder: that folder
     os.makedirs(dest)
     largest = max(((size, rel) for rel, kind, size, _ in entries if kind == "file"), default=(0, ""))
-    def copy(member, rel, target, limit, shown):
+
+    def copy(member, rel, target, shown):
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        src = tar.extractfile(member) if tar else open(os.path.join(path, rel), "rb")
+        # a folder's file opened without following a link: one swapped in since it was listed is refused
+        src = tar.extractfile(member) if tar else os.fdopen(os.open(os.path.join(path, rel), os.O_RDONLY | os.O_NOFOLLOW), "rb")
         with src, open(target, "wb") as out:
-            data = src.read(limit + 1)
-            if len(data) > limit:  # grew since it was listed
-                raise Refused(f"{shown}: more than {limit >> 20} MB")
+            data = src.read(MAX_SOURCE + 1)
+            if len(data) > MAX_SOURCE:  # grew since it was listed
+                raise Refused(f"{shown}: more than {MAX_SOURCE >> 20} MB")
             out.write(data)
 
     for rel, kind, size, member in entries:
@@ -226,7 +229,7 @@ def unpack(path, work, notes):
         if kind != "file" or inner is None:
             continue
         if inner in PROTECTED and size <= MAX_SOURCE:  # harness files: only read, for the check that none was edited
-            copy(member, rel, os.path.join(dest, inner), MAX_SOURCE, inner)
+            copy(member, rel, os.path.join(dest, inner), inner)
             continue
         if not (where := skeleton_path(inner)):
             continue
@@ -237,12 +240,11 @@ def unpack(path, work, notes):
             continue
         if size > MAX_SOURCE:
             raise Refused(f"{shown}: {human(size)} (a skeleton file may have at most {MAX_SOURCE >> 20} MB)")
-        copy(member, rel, os.path.join(dest, task, "skeleton", name), MAX_SOURCE, shown)
-    if tar:
-        tar.close()
+        copy(member, rel, os.path.join(dest, task, "skeleton", name), shown)
     if largest[0] > MAX_SOURCE:
         notes.append(f"ignored: everything but the skeleton files, the largest {largest[1]!r} ({human(largest[0])})")
     return dest
+
 
 # ---- what is taken ---------------------------------------------------------------------------
 
