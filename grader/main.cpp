@@ -51,6 +51,7 @@ struct Options {
     std::map<int, std::vector<std::string>> objects;  // the student's object files per task
     double timeout_s = 0;                              // overrides the rubric's case_timeout_s when > 0
     bool perf_only = false;  // calibration of the speed curve: time a known-correct kernel, skip its cases
+    std::string graded_on;   // which GPU of the host graded this run, as a class run on several GPUs names it
     bool no_baselines = false;  // --measure-perf: the submission and the reference only (calibration runs)
 };
 
@@ -111,6 +112,9 @@ Options parse(int argc, char** argv, int* measure_task = nullptr) {
     app.add_flag("--perf-only", o.perf_only,
                  "time a known-correct kernel against the reference, no cases (a calibration case of the speed curve)")
         ->group(grading);
+    app.add_option("--graded-on", o.graded_on, "which GPU of the host this run had (class grading on several GPUs), "
+                   "for the reports")
+        ->type_name("TEXT")->group(grading);
     app.add_option("--submissions", batch_dir,
                    "grade a whole class: every argument goes to tools/class/batch_grade.py (its --help: --slurm, --index, "
                    "--tasks, --build-only, --grade-only, --gres, …)")
@@ -275,7 +279,7 @@ int main(int argc, char** argv) {
     mkdir(logs.c_str(), 0755);
 
     GradeReport g{rubric.course, opt.impl, now_utc(), hostname(), "none used", ensure_seed(), attn::remote::sandbox_description(),
-                  {}, true, {}, {}};
+                  {}, true, {}, {}, opt.graded_on};
     fmt::print("GRADER_SEED={} (fresh inputs; set it to reproduce this run)\n", g.seed);
     g.edited_files = edited_protected_files(opt.root);
     g.edited_scores_zero = rubric.edited_harness_scores_zero;

@@ -207,6 +207,7 @@ void write_results_md(const GradeReport& g, const std::string& path) {
     md += fmt::format("- implementation: `{}`\n- date: {}\n- host: {}\n- GPU: {}\n- GRADER_SEED: {} (fresh inputs; set it to "
                       "reproduce this run)\n- sandbox of the submission's code: {}\n\n",
                       g.impl, g.date, g.host, g.gpu, g.seed, g.sandbox);
+    if (!g.graded_on.empty()) md.insert(md.find("- GRADER_SEED"), fmt::format("- graded on: {}\n", g.graded_on));
     if (!g.edited_files.empty())
         md += fmt::format("**Harness edited — results not trusted{}:** {}\n\n", g.edited_scores_zero ? ", score 0" : "",
                           fmt::join(g.edited_files, ", "));
@@ -304,7 +305,7 @@ void write_results_json(const GradeReport& g, const std::string& path) {
                         {"extra_data",
                          {{"impl", g.impl}, {"date", g.date}, {"host", g.host}, {"gpu", g.gpu}, {"seed", g.seed},
                           {"sandbox", g.sandbox}, {"edited_files", g.edited_files}, {"ceilings", ceilings},
-                          {"bonus_score", bonus_score(g)}}}};
+                          {"bonus_score", bonus_score(g)}, {"graded_on", g.graded_on}}}};
     write_file(path, j.dump(2) + "\n");
 }
 

@@ -36,6 +36,7 @@ struct GradeReport {
     bool edited_scores_zero = true;
     std::vector<TaskReport> tasks;
     std::vector<TaskReport> bonus;  // optional parts: their points are not in total_score
+    std::string graded_on;          // which GPU of a host of several graded the run (grader --graded-on), or ""
 };
 
 bool all_cases_passed(const TaskReport& t);

@@ -51,9 +51,19 @@ std::vector<std::string> bwrap_argv(const Spec& s) {
     }
     a.insert(a.end(), {"--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--ro-bind-try", "/etc/alternatives",
                        "/etc/alternatives", "--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev"});
+    // The GPU's nodes. A class graded on several GPUs names each worker's own (ATTNLAB_GPU_NODE=/dev/nvidiaN,
+    // tools/class/gpus.py): the other GPUs' nodes are left out, so a runner that rewrites CUDA_VISIBLE_DEVICES
+    // still reaches only its worker's GPU. The control nodes (nvidiactl, nvidia-uvm, …) are bound either way.
+    const char* own_gpu = std::getenv("ATTNLAB_GPU_NODE");
     glob_t g{};
     if (glob("/dev/nvidia*", 0, nullptr, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; ++i) a.insert(a.end(), {"--dev-bind", g.gl_pathv[i], g.gl_pathv[i]});
+        for (size_t i = 0; i < g.gl_pathc; ++i) {
+            const char* node = g.gl_pathv[i];
+            const char* number = node + sizeof("/dev/nvidia") - 1;  // "0" of /dev/nvidia0; "ctl" of /dev/nvidiactl
+            const bool numbered = *number && std::strspn(number, "0123456789") == std::strlen(number);
+            if (own_gpu && *own_gpu && numbered && std::strcmp(node, own_gpu) != 0) continue;
+            a.insert(a.end(), {"--dev-bind", node, node});
+        }
     globfree(&g);
     a.insert(a.end(), {"--size", std::to_string(16u << 20), "--tmpfs", "/tmp"});  // small: no room to park an S×S matrix
     for (const auto& p : s.extra_rw) a.insert(a.end(), {"--bind", p, p});

@@ -55,10 +55,14 @@ import stat
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ci"))
 from task_folders import FOLDER, task_folders, task_of  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpus as gpu_pool  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADER = os.path.join(ROOT, "build/reference/bin/grader")
@@ -449,6 +453,38 @@ def as_build_user():
     os.setuid(BUILD_USER)
 
 
+class Worker:
+    """Where one submission is built and graded: the whole host (serial grading), or one GPU and its share of the
+    CPU cores (--gpus: one worker per GPU; tools/class/gpus.py)."""
+
+    def __init__(self, gpu=None, cores=None):
+        self.gpu, self.cores = gpu, cores
+
+    def jobs(self):
+        return len(self.cores) if self.cores else 2
+
+    def pinned(self, then=None):
+        """A child's preexec: these cores only (its builds and host work stay off the other workers' cores), then `then`."""
+        def run():
+            if self.cores:
+                os.sched_setaffinity(0, self.cores)
+            if then:
+                then()
+        return run if (self.cores or then) else None
+
+    def label(self):
+        return gpu_pool.label(self.gpu) if self.gpu else ""
+
+    def grader_args(self):
+        return ["--graded-on", self.label()] if self.gpu else []
+
+    def grader_env(self, env):
+        return {**env, **gpu_pool.worker_env(self.gpu)} if self.gpu else env
+
+
+SERIAL = Worker()
+
+
 def run_limited(argv, cwd, log, timeout, env=None, preexec=limits):
     """Runs argv (a list: no shell) in its own session; on timeout kills the whole group and raises."""
     p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -464,11 +500,11 @@ def run_limited(argv, cwd, log, timeout, env=None, preexec=limits):
         raise
 
 
-def build(tree, targets, log, timeout):
-    """Makes `targets` in `tree` (the course's Makefile, IMPL=skeleton) inside the sandbox; returns
-    (how it was sandboxed, whether it built)."""
+def build(tree, targets, log, timeout, worker=SERIAL):
+    """Makes `targets` in `tree` (the course's Makefile, IMPL=skeleton) inside the sandbox, on the worker's cores;
+    returns (how it was sandboxed, whether it built)."""
     # CCACHE= : no compiler cache, whatever the environment says (make test's would be shared between students)
-    cmd = ["make", "--no-print-directory", "-j2", "IMPL=skeleton", "CCACHE=", "V=1"] + targets  # V=1: full commands in the log
+    cmd = ["make", "--no-print-directory", f"-j{worker.jobs()}", "IMPL=skeleton", "CCACHE=", "V=1"] + targets  # V=1: full commands
     if os.environ.get("CUDA_ARCH"):  # e.g. sm_90 alone, for a class graded on H100s
         cmd.append("CUDA_ARCH=" + os.environ["CUDA_ARCH"])
     how = sandbox_kind()
@@ -482,7 +518,7 @@ def build(tree, targets, log, timeout):
             pre = as_build_user
     print(f"build ({how}): {' '.join(shlex.quote(c) for c in cmd)}", file=log, flush=True)
     try:
-        rc = run_limited(argv, tree, log, timeout, env={"PATH": PATH, "HOME": "/tmp"}, preexec=pre)
+        rc = run_limited(argv, tree, log, timeout, env={"PATH": PATH, "HOME": "/tmp"}, preexec=worker.pinned(pre))
     finally:
         if how.startswith("uid"):  # the build user (also the fallback runners' user) may write the tree no longer
             owner(tree, os.geteuid(), os.getegid())
@@ -506,12 +542,17 @@ class CourseBuild:
         self.may_build = may_build
         self.synced = False
         self.built = set()
+        self.lock = threading.Lock()  # workers on several GPUs: the course's tree is built once, by the first that needs it
         self.build_s = {}  # seconds the course's own skeleton files of a task took to build, runners included
 
     def objects(self):
         return self.tree if os.path.isdir(os.path.join(self.tree, "build/common")) else None
 
-    def ensure(self, tasks, timeout):
+    def ensure(self, tasks, timeout, worker=SERIAL):
+        with self.lock:
+            self._ensure(tasks, timeout, worker)
+
+    def _ensure(self, tasks, timeout, worker):
         if not self.may_build:
             return
         todo = [t for t in tasks if t not in self.built]
@@ -529,7 +570,7 @@ class CourseBuild:
         with open(os.path.join(self.dir, "build.log"), "a") as log:
             started = time.monotonic()
             try:
-                how, ok = build(self.tree, runner_targets(todo), log, timeout)
+                how, ok = build(self.tree, runner_targets(todo), log, timeout, worker)
             except subprocess.TimeoutExpired:
                 how, ok = f"timed out after {timeout} s", False
             for t in todo:
@@ -573,20 +614,20 @@ def ensure_grader():
 
 # ---- one submission --------------------------------------------------------------------------
 
-def grade_one(name, path, out, timeout, mode="both", tasks=None, course=None, note=""):
+def grade_one(name, path, out, timeout, mode="both", tasks=None, course=None, note="", worker=SERIAL, case_timeout=None):
     """Builds and grades one submission; returns its row for the gradebook (also OUT/<name>/row.json).
     mode: what to do of it ("build", "grade": the runners built before, "both")."""
     work = os.path.abspath(os.path.join(out, name))  # absolute: the build's sandbox binds it
     os.makedirs(work, exist_ok=True)
     with open(os.path.join(work, "grade.log"), "a" if mode == "grade" else "w") as log:
-        row = build_and_grade(name, path, work, timeout, log, mode, tasks, course, note)
+        row = build_and_grade(name, path, work, timeout, log, mode, tasks, course, note, worker, case_timeout)
     with open(os.path.join(work, "row.json"), "w") as f:
         json.dump(row, f)
     return row
 
 
-def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
-    row = {"student": name, "total": 0.0, "flags": "", "sandbox": ""}
+def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note, worker, case_timeout):
+    row = {"student": name, "total": 0.0, "flags": "", "sandbox": "", "gpu": worker.label()}
     notes = [note] if note else []
     built = os.path.join(work, "built.json")  # what the build step found, for a later --grade-only
     tree = os.path.join(work, "tree")
@@ -619,13 +660,13 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
                 return row
             print(f"taken: {', '.join(f'{t}/skeleton/{n}' for t, n, _ in taken)}; runners: {graded}", file=log, flush=True)
             if course:
-                course.ensure(graded, timeout)
+                course.ensure(graded, timeout, worker)
             course_tree(tree, course.objects() if course else None)
             for task, file_name, src in taken:
                 shutil.copyfile(src, os.path.join(tree, task, "skeleton", file_name))
             limit = build_timeout(course, graded, timeout)
             try:
-                row["sandbox"], ok = build(tree, runner_targets(graded), log, limit)
+                row["sandbox"], ok = build(tree, runner_targets(graded), log, limit, worker)
             except subprocess.TimeoutExpired:
                 row["flags"] = "; ".join(notes + [f"the build took more than {limit} s (10× the course's own files' build "
                                                   f"time, and a minute): a compile-time bomb?"])
@@ -644,7 +685,9 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
         step = "grading"
         bins = os.path.join(tree, "build/skeleton/bin")
         cmd = [GRADER, "--rubric", RUBRIC, "--out", work, "--impl", name, "--root", submitted,
-               "--bin-dir", bins, "--reference-bin-dir", REFERENCE_BINS]
+               "--bin-dir", bins, "--reference-bin-dir", REFERENCE_BINS] + worker.grader_args()
+        if case_timeout:
+            cmd += ["--timeout", str(case_timeout)]
         for t in graded:
             cmd += ["--task", str(t)]
             sources = sorted((d, f) for d in task_folders(t) if os.path.isdir(os.path.join(ROOT, d, "skeleton"))
@@ -652,15 +695,18 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
             if sources:
                 objs = [os.path.join(tree, "build/skeleton", d, "skeleton", os.path.splitext(f)[0] + ".o") for d, f in sources]
                 cmd += ["--objects", f"{t}={','.join(objs)}"]
-        env = {k: v for k, v in os.environ.items() if k != "ATTNLAB_RUNNER_DIR"}
+        env = {k: v for k, v in os.environ.items() if k not in ("ATTNLAB_RUNNER_DIR", "ATTNLAB_GPU_NODE")}
         env.setdefault("ATTNLAB_GOLDENS", os.path.join(ROOT, "goldens"))
-        print(f"grade: {' '.join(shlex.quote(c) for c in cmd)}", file=log, flush=True)
-        rc = run_limited(cmd, ROOT, log, timeout, env=env, preexec=None)
+        env = worker.grader_env(env)
+        pinned = " ".join(f"{k}={v}" for k, v in gpu_pool.worker_env(worker.gpu).items()) + " " if worker.gpu else ""
+        print(f"grade: {pinned}{' '.join(shlex.quote(c) for c in cmd)}", file=log, flush=True)
+        rc = run_limited(cmd, ROOT, log, timeout, env=env, preexec=worker.pinned())
         if rc != 0:
             row["flags"] = "; ".join(notes + [f"grader exited {rc}"])
             return row
         graded_row = summarise(name, work)
         graded_row["sandbox"] = row["sandbox"]
+        graded_row["gpu"] = row["gpu"] or graded_row["gpu"]
         graded_row["flags"] = "; ".join(notes + ([graded_row["flags"]] if graded_row["flags"] else []))
         return graded_row
     except Refused as e:
@@ -677,7 +723,7 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note):
 def summarise(name, work):
     with open(os.path.join(work, "results.json")) as f:
         res = json.load(f)
-    row = {"student": name, "total": round(res["score"], 2), "flags": ""}
+    row = {"student": name, "total": round(res["score"], 2), "flags": "", "gpu": res["extra_data"].get("gpu", "")}
     flags = []
     if res["extra_data"].get("edited_files"):
         flags.append("harness edited: " + " ".join(res["extra_data"]["edited_files"]))
@@ -729,11 +775,11 @@ def write_gradebook(out, rows, tasks=None):
     path = os.path.join(out, "gradebook.csv")
     with open(path, "w", newline="") as f:
         bonus = ["bonus"] if any("bonus" in r for r in rows) else []  # scored apart from the total
-        w = csv.DictWriter(f, fieldnames=["student"] + columns + ["total"] + bonus + ["flags", "sandbox"], restval=0.0,
+        w = csv.DictWriter(f, fieldnames=["student"] + columns + ["total"] + bonus + ["flags", "sandbox", "gpu"], restval=0.0,
                            extrasaction="ignore")
         w.writeheader()
         for r in sorted(rows, key=lambda r: r["student"]):
-            w.writerow(r)
+            w.writerow({"sandbox": "", "gpu": "", **r})
     print(f"gradebook: {path} ({len(rows)} students)")
 
 
@@ -781,6 +827,10 @@ def main():
     ap.add_argument("--min-free-disk-gb", type=float, default=4.0, help="stop, resumable, below this much free disk")
     ap.add_argument("--min-free-memory-gb", type=float, default=2.0, help="stop, resumable, below this much memory")
     ap.add_argument("--regrade", action="store_true", help="grade again the rows a stopped run had graded")
+    ap.add_argument("--case-timeout", type=float, help="seconds a graded case may take (the grader's --timeout; default: "
+                                                       "the rubric's case_timeout_s)")
+    ap.add_argument("--gpus", help="grade on these GPUs at once, one worker each: 'all' or indices as nvidia-smi numbers "
+                                   "them (0,1); each worker gets its GPU alone and a share of the CPU cores")
     ap.add_argument("--no-setup", action="store_true",
                     help="skip `make setup` (a GPU node without the course's packages, its goldens made there or carried)")
     args = ap.parse_args()
@@ -801,6 +851,9 @@ def main():
     if args.index is None and not args.no_setup:  # what `make taskN` does first: packages, goldens (an array task uses what --slurm set up)
         subprocess.run(["make", "--no-print-directory", "setup", "SETUP_TASKS=" + " ".join(map(str, tasks or rubric_tasks()))],
                        cwd=ROOT, check=True)
+    if args.gpus and (args.slurm or args.index is not None):
+        ap.error("--gpus grades a class on the GPUs of this host; a Slurm array gives each of its tasks a GPU of its own "
+                 "(--gres): use one or the other")
     if args.slurm:
         # The course's runners built once here, so that each array task compiles only its student's files.
         try:
@@ -819,7 +872,7 @@ def main():
     course = CourseBuild(args.out, may_build=args.index is None) if mode != "grade" else None
     if course and not course.may_build and not course.objects():
         course = None
-    rows = []
+    workers = make_workers(args.gpus)
     # A run that stopped for want of disk or memory left the students it had graded: their rows are kept.
     stopped = os.path.join(args.out, STOPPED)
     done = set()
@@ -827,28 +880,86 @@ def main():
         with open(stopped) as f:
             done = set(json.load(f))
         print(f"batch: resuming a run that stopped: {len(done)} rows kept (--regrade grades them again)", flush=True)
-    for name, path, note in chosen:
-        if name in done and os.path.exists(os.path.join(args.out, name, "row.json")):
-            with open(os.path.join(args.out, name, "row.json")) as f:
-                rows.append(json.load(f))
-            continue
-        if short := host_short_of(args.out, args.min_free_disk_gb, args.min_free_memory_gb):
-            if args.index is None:
-                with open(stopped, "w") as f:
-                    json.dump(sorted(r["student"] for r in rows), f)
-                write_gradebook(args.out, rows, tasks)
-            print(f"batch: stopped before {name}: {short}. The {len(rows)} rows graded are kept; free the host and run the "
-                  f"same command again to go on from {name}.", file=sys.stderr, flush=True)
-            return 3
-        row = grade_one(name, path, args.out, args.timeout, mode, tasks, course, note)
-        host_short_of.graded += 1
-        print(f"  {name:<24} {row['total']:6.2f}  {row['flags']}", flush=True)
-        rows.append(row)
+    rows, short = grade_class(chosen, done, args, mode, tasks, course, workers)
+    if short:
+        if args.index is None:
+            with open(stopped, "w") as f:
+                json.dump(sorted(r["student"] for r in rows), f)
+            write_gradebook(args.out, rows, tasks)
+        name, why = short
+        print(f"batch: stopped before {name}: {why}. The {len(rows)} rows graded are kept; free the host and run the "
+              f"same command again to go on from {name}.", file=sys.stderr, flush=True)
+        return 3
     if args.index is None:
         write_gradebook(args.out, rows, tasks)
         if os.path.exists(stopped):
             os.remove(stopped)
     return 0
+
+
+def make_workers(spec):
+    """One worker per GPU of --gpus, each with its share of the cores; without --gpus, one worker: the host."""
+    if not spec:
+        return [SERIAL]
+    try:
+        chosen = gpu_pool.choose(spec)
+    except gpu_pool.GpuError as e:
+        raise SystemExit(f"batch: {e}")
+    cores = gpu_pool.split_cores(len(chosen))
+    workers = [Worker(g, c) for g, c in zip(chosen, cores)]
+    shared = len({c for w in workers for c in w.cores}) < sum(len(w.cores) for w in workers)
+    for w in workers:
+        print(f"batch: worker on {w.label()}, cores {','.join(map(str, w.cores))}", flush=True)
+    if shared:
+        print("batch: fewer CPU cores than GPUs: workers share cores, and one's builds may disturb another's timing",
+              file=sys.stderr, flush=True)
+    return workers
+
+
+def grade_class(chosen, done, args, mode, tasks, course, workers):
+    """Grades `chosen` (rows of `done` kept) by the workers, each taking the next submission as it finishes one: on one
+    worker, in order. Returns (rows, None), or (rows graded, (student, why)) when the host ran short of disk or memory:
+    the workers then finish what they hold and take nothing more. A worker's failure costs only its submission."""
+    rows, queue, lock = [], [], threading.Lock()
+    short = []
+    for name, path, note in chosen:
+        if name in done and os.path.exists(os.path.join(args.out, name, "row.json")):
+            with open(os.path.join(args.out, name, "row.json")) as f:
+                rows.append(json.load(f))
+        else:
+            queue.append((name, path, note))
+    queue.reverse()  # pop() takes them in order
+
+    def work(worker):
+        while True:
+            with lock:
+                if short or not queue:
+                    return
+                name, path, note = queue.pop()
+                why = host_short_of(args.out, args.min_free_disk_gb, args.min_free_memory_gb)
+                if why:
+                    short.append((name, why))
+                    return
+            try:
+                row = grade_one(name, path, args.out, args.timeout, mode, tasks, course, note, worker, args.case_timeout)
+            except Exception as e:  # a fault of the scheduler or the host, not of the submission: its row says so
+                row = {"student": name, "total": 0.0, "flags": f"not graded: {type(e).__name__}: {e}", "sandbox": "",
+                       "gpu": worker.label()}
+            with lock:
+                host_short_of.graded += 1
+                where = f"  [GPU {worker.gpu['index']}]" if worker.gpu else ""
+                print(f"  {name:<24} {row['total']:6.2f}{where}  {row['flags']}", flush=True)
+                rows.append(row)
+
+    if len(workers) == 1:
+        work(workers[0])
+    else:
+        threads = [threading.Thread(target=work, args=(w,), name=f"gpu{w.gpu['index']}") for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    return rows, (short[0] if short else None)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 # controls, goldens or .git, compiled without -DSOLUTION; nothing written outside; the Slurm
 # script's content; one array element's command run here and merged; the Gradescope entry on one
 # submission; a submission's budget: a 1 TB sparse file, 25000 files, 25000 archive members, folders 20 deep;
-# a run stopped by a (simulated) full disk, and resumed.
+# a run stopped by a (simulated) full disk, and resumed; the class graded by workers on two (test) GPUs as serially.
 # Run by `make test`. CPU tasks only (1 and 3), so it needs no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -157,6 +157,63 @@ grep -q "resuming a run that stopped: 1 rows kept" "$T/resume.log" && [ "$(stat 
   && [ "$(wc -l < "$T/out2/gradebook.csv")" = 4 ] && [ ! -f "$T/out2/.stopped" ] \
   || { cat "$T/resume.log"; fail "the second run did not resume where the first stopped"; }
 echo "check-batch: a full disk stops the run before the next submission; the same command resumes, the rows kept"
+
+# Several GPUs (--gpus): the same class graded by one worker and by two on GPUs that do not exist
+# (ATTNLAB_TEST_GPUS=2, the CPU task): every submission graded once, a crash and a hang cost only their own rows,
+# the same rows as the serial run; a missing, doubled or busy GPU named before anything is graded.
+P="$T/gpus" && mkdir -p "$P/subs"
+for who in reference zeros crash hang broken; do mkdir -p "$P/subs/$who/task1/skeleton"; done
+solution task1/reference/naive_mha.cpp "$P/subs/reference/task1/skeleton/naive_mha.cpp"
+for c in zeros crash hang; do patch -s -o "$P/$c.cpp" task1/reference/naive_mha.cpp task1/controls/$c.patch \
+  && solution "$P/$c.cpp" "$P/subs/$c/task1/skeleton/naive_mha.cpp"; done
+sed 's/namespace task1 {/namespace task1 { this does not compile/' "$P/subs/reference/task1/skeleton/naive_mha.cpp" \
+  > "$P/subs/broken/task1/skeleton/naive_mha.cpp"
+cp -r "$T/subs/skeleton.tar.gz" "$P/subs/skeleton.tar.gz"
+for run in serial gpus; do mkdir -p "$P/$run" && cp -r "$T/out/.course" "$P/$run/"; done
+export GRADER_SEED=20261125  # both runs draw the same fresh inputs
+/usr/bin/python3 tools/class/batch_grade.py --submissions "$P/subs" --out "$P/serial" --tasks 1 --no-setup --case-timeout 5 > "$P/serial.log" 2>&1 \
+  || { cat "$P/serial.log"; fail "the serial run failed"; }
+ATTNLAB_TEST_GPUS=2 /usr/bin/python3 tools/class/batch_grade.py --submissions "$P/subs" --out "$P/gpus" --tasks 1 --no-setup \
+  --case-timeout 5 --gpus all > "$P/gpus.log" 2>&1 || { cat "$P/gpus.log"; fail "the run on two (test) GPUs failed"; }
+unset GRADER_SEED
+/usr/bin/python3 - "$P" <<'PY' || fail "grading on two GPUs differs from grading on one"
+import csv, os, sys
+P = sys.argv[1]
+read = lambda run: {r["student"]: r for r in csv.DictReader(open(f"{P}/{run}/gradebook.csv"))}
+serial, gpus = read("serial"), read("gpus")
+bad = []
+if sorted(serial) != sorted(gpus) or len(serial) != 6:
+    bad.append(f"rows: serial {sorted(serial)}, on two GPUs {sorted(gpus)}")
+for who in serial:
+    a, b = dict(serial[who]), dict(gpus.get(who, {}))
+    if b.get("gpu") not in ("GPU 0: test GPU (none: the CPU tasks only)", "GPU 1: test GPU (none: the CPU tasks only)"):
+        bad.append(f"{who}: gpu column {b.get('gpu')!r}")
+    a.pop("gpu"), b.pop("gpu", None)
+    if a != b:
+        bad.append(f"{who}: serial {a} but on two GPUs {b}")
+    log = open(f"{P}/gpus/{who}/grade.log").read() if os.path.exists(f"{P}/gpus/{who}/grade.log") else ""
+    if log.count("\ngrade: ") + log.startswith("grade: ") > 1:
+        bad.append(f"{who}: graded more than once")
+want = {"reference": lambda r: float(r["task1"]) == 2, "zeros": lambda r: 0 < float(r["task1"]) < 2,
+        "crash": lambda r: 0 < float(r["task1"]) < 2, "hang": lambda r: 0 < float(r["task1"]) < 2,
+        "broken": lambda r: "does not build" in r["flags"], "skeleton": lambda r: float(r["total"]) == 0}
+bad += [f"{who}: {gpus.get(who)}" for who, ok in want.items() if who not in gpus or not ok(gpus[who])]
+used = {r["gpu"] for r in gpus.values() if r["gpu"]}
+if len(used) != 2:
+    bad.append(f"the two workers did not both grade: {used}")
+res = open(f"{P}/gpus/reference/Results.md").read()
+if "- graded on: GPU " not in res:
+    bad.append("the reference's Results.md does not say which GPU graded it")
+print("\n".join(bad) or "check-batch: two (test) GPUs graded the class as one does: 6 rows, each graded once, both workers used")
+sys.exit(1 if bad else 0)
+PY
+for spec in "0,5|GPU 5 not on this host (it has: 0, 1)" "1,1|GPU 1 named twice" "all|GPU 1 (test GPU (none: the CPU tasks only)) is busy: pid 4242"; do
+  ATTNLAB_TEST_GPUS=2 ATTNLAB_TEST_GPUS_BUSY=1 /usr/bin/python3 tools/class/batch_grade.py --submissions "$P/subs" --out "$P/refused" \
+    --tasks 1 --no-setup --gpus "${spec%%|*}" > "$P/refused.log" 2>&1 && fail "--gpus ${spec%%|*} was accepted"
+  grep -qF "${spec#*|}" "$P/refused.log" || { cat "$P/refused.log"; fail "--gpus ${spec%%|*} did not say: ${spec#*|}"; }
+  [ ! -e "$P/refused/gradebook.csv" ] || fail "--gpus ${spec%%|*} graded something"
+done
+echo "check-batch: --gpus names a missing, doubled or busy GPU and grades nothing"
 
 # Gradescope: the entry point on one submission.
 G="$T/gradescope"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# class_gpus.sh [all|one|probe]… — the sample class of tools/gpu/pack_class.sh graded on a GPU machine (carry `carry`):
+#   probe  a GPU's node alone in bubblewrap (as the runners' sandbox binds it for a worker): can CUDA run there,
+#          and does it see that GPU only?  (ATTNLAB_PIN_GPU_NODE=0 follows for the runs when it cannot)
+#   all    batch_grade.py --grade-only --gpus all   (one worker per GPU)
+#   one    batch_grade.py --grade-only --gpus 0     (one worker)
+#   compare  each submission's credit in the two runs ($OUT/gradebook-{one,all}.csv; also here, on fetched files)
+# Goldens for Tasks 4 and 5 are made first (torch). Logs, gradebooks and wall times to $OUT (default build/class-out).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-build/class-out}
+mkdir -p "$OUT"
+export ATTNLAB_GOLDENS=$PWD/goldens ATTNLAB_NULL_RUNNER_DIR=$PWD/build/common/null-runners PYTHONUNBUFFERED=1
+if [ "$*" != compare ]; then
+  tar -xJf carry/class/class.tar.xz
+  [ -x /usr/bin/bwrap ] || install -m 755 build/bwrap /usr/bin/bwrap
+  nvidia-smi --query-gpu=index,name,pci.bus_id,memory.total,driver_version --format=csv | tee "$OUT/gpus.txt"
+  for t in 4 5; do
+    [ -d goldens/task$t ] || python3 tools/goldens/make_goldens.py --only task$t >> "$OUT/goldens.log" 2>&1 || echo "goldens task$t FAILED"
+  done
+fi
+for step in "$@"; do
+  case $step in
+  probe)
+    for gpu in $(nvidia-smi --query-gpu=index --format=csv,noheader); do
+      node=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, 'tools/class'); import gpus; print(gpus.host_gpus()[$gpu]['node'])")
+      binds=(); for n in /dev/nvidia*; do [[ $n =~ ^/dev/nvidia[0-9]+$ && $n != "$node" ]] || binds+=(--dev-bind "$n" "$n"); done
+      for top in /bin /sbin /lib /lib32 /lib64 /libx32; do  # as common/remote/sandbox.cpp shows them
+        if [ -L $top ]; then binds+=(--symlink "$(readlink $top)" $top); elif [ -d $top ]; then binds+=(--ro-bind $top $top); fi; done
+      bwrap --unshare-all --die-with-parent --ro-bind /usr /usr --ro-bind-try /etc/ld.so.cache /etc/ld.so.cache --ro-bind /sys /sys \
+        --proc /proc --dev /dev "${binds[@]}" --ro-bind "$PWD/build/gpu_probe" /probe --clearenv --uid 65534 --gid 65534 -- /probe \
+        > "$OUT/probe-gpu$gpu.log" 2>&1
+      echo "probe: GPU $gpu ($node alone): exit $? — $(tr '\n' ' ' < "$OUT/probe-gpu$gpu.log")" | tee -a "$OUT/probe.log"
+    done ;;
+  all|one)
+    spec=$([ "$step" = all ] && echo all || echo 0)
+    rm -rf "build/class-$step" && cp -r build/class-gpu "build/class-$step"
+    start=$(date +%s.%N)
+    /usr/bin/python3 tools/class/batch_grade.py --submissions build/class-samples --out "build/class-$step" --grade-only \
+      --no-setup --tasks 4,5 --gpus "$spec" > "$OUT/class-$step.log" 2>&1
+    rc=$?
+    wall=$(/usr/bin/python3 -c "import time; print(f'{time.time() - $start:.0f}')")
+    echo "class --gpus $spec: exit $rc, wall $wall s" | tee -a "$OUT/summary.log"
+    cp "build/class-$step/gradebook.csv" "$OUT/gradebook-$step.csv" 2>/dev/null
+    for d in build/class-$step/*/; do w=$(basename "$d"); mkdir -p "$OUT/$step/$w"
+      cp "$d"/Results.md "$d"/grade.log "$OUT/$step/$w/" 2>/dev/null; cp -r "$d"/logs "$OUT/$step/$w/" 2>/dev/null; done ;;
+  compare)
+    /usr/bin/python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.log"
+import csv, json, sys
+out = sys.argv[1]
+rubric = json.load(open("grader/rubric.json"))
+points = {f"task{t['id']}": t["points"] for t in rubric["tasks"]} | {"bonus": sum(b["points"] for b in rubric["bonus"])}
+read = lambda run: {r["student"]: r for r in csv.DictReader(open(f"{out}/gradebook-{run}.csv"))}
+one, all_ = read("one"), read("all")
+worst = 0.0
+for who in sorted(one):
+    a, b = one[who], all_.get(who, {})
+    cols = [c for c in a if c in points and c in b]
+    # credit in percent of each column's points: the calibration's spread is ±3 of them
+    diffs = {c: 100 * abs(float(a[c]) - float(b[c])) / points[c] for c in cols}
+    d = max(diffs.values(), default=0.0)
+    worst = max(worst, d)
+    print(f"{who:<12} one GPU {a['total']:>6} (bonus {a.get('bonus', '-')})  all GPUs {b.get('total', '-'):>6} "
+          f"(bonus {b.get('bonus', '-')})  largest difference {d:.1f} % of a task's points "
+          f"({'within' if d <= 3 else 'OUTSIDE'} ±3); {b.get('gpu', '')}; flags: {b.get('flags', '')}")
+print(f"largest difference over the class: {worst:.1f} % of a task's points")
+PY
+    ;;
+  esac
+done
