@@ -15,7 +15,11 @@ struct PerfSpec {
     // above its ratio, and linear in between (grader/rubric.json, set from the measured ladder).
     std::vector<std::pair<double, double>> curve = {{1.2, 1.0}, {10.0, 0.0}};
     double peak_over_sgemm = 1.4;  // plausibility: the FLOP floor uses this × the measured SGEMM rate
-    double peak_over_copy = 1.05;  // … and the byte floor this × the measured copy bandwidth
+    // … and the byte floor this × the measured copy bandwidth. A kernel that only reads streams faster than a copy,
+    // which reads and writes: Task 5's reference read 1.03–1.07× the copy rate on an H200 (2026-11-25), so a floor at
+    // 1.05× flagged the reference itself in about half its runs. HBM's rated peak is 1.14× (H100) and 1.15× (H200) the
+    // measured copy rate; 1.25× is above both, and a kernel that skips a fifth of the bytes still lands under it.
+    double peak_over_copy = 1.25;
 };
 
 struct PerfRow {

@@ -4,8 +4,8 @@
 #
 # The class: tools/class/class_samples.sh's five (reference, skeleton, partial, slow, broken), a second copy of the
 # reference and of slow (so that each GPU of two has work), and `grabber`: the reference whose Task 4 file, before the
-# runner touches CUDA, unsets CUDA_VISIBLE_DEVICES and counts the GPUs it can reach; with more than one it aborts (its
-# Task 4 then scores 0), so its row shows whether a worker's runners were kept to their own GPU.
+# runner touches CUDA, unsets CUDA_VISIBLE_DEVICES and counts the GPUs it can reach; with more than one it aborts (the task
+# then scores 0); it does so in its Task 4 and Task 5 files, so its row shows whether a worker's runners were kept to their own GPU.
 # Built with `batch_grade.py --build-only --tasks 4,5` for sm_90, packed with the grader, the reference's runners and
 # the null runners into carry/class/class.tar.xz (carry `carry` there).
 set -euo pipefail
@@ -14,12 +14,13 @@ S=build/class-samples
 B=build/class-gpu
 bash tools/class/class_samples.sh "$S" >/dev/null
 cp -r "$S/reference" "$S/reference_2" && cp -r "$S/slow" "$S/slow_2" && cp -r "$S/reference" "$S/grabber"
-F="$S/grabber/task4/skeleton/flash_attention.cu"
+for F in "$S/grabber/task4/skeleton/flash_attention.cu" "$S/grabber/task5/skeleton/decode.cu"; do
 /usr/bin/python3 - "$F" <<'PY'
-import sys
+import re, sys
 path = sys.argv[1]
 src = open(path).read()
 grab = '''
+#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
 // GRABBER: before the runner touches CUDA, ask for every GPU of the host.
@@ -28,14 +29,15 @@ static const int grabbed_gpus = [] {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) n = -1;
     std::fprintf(stderr, "grabber: %d GPU(s) reachable\\n", n);
-    if (n > 1) std::abort();  // reached another worker's GPU: Task 4 scores 0
+    if (n > 1) std::abort();  // reached another worker's GPU: the task scores 0
     return n;
 }();
 '''
-at = src.index("namespace task4 {")
+at = re.search(r"^namespace task[0-9]+ \{", src, re.M).start()
 open(path, "w").write(src[:at] + grab + src[at:])
 PY
-grep -q "GRABBER" "$F" || { echo "pack_class: the grabber was not written"; exit 1; }
+grep -q "GRABBER" "$F" || { echo "pack_class: the grabber was not written into $F"; exit 1; }
+done
 rm -rf "$B"
 CUDA_ARCH="-gencode arch=compute_90,code=sm_90" /usr/bin/python3 tools/class/batch_grade.py --submissions "$S" --out "$B" \
   --build-only --tasks 4,5 --no-setup > build/pack-class.log 2>&1 || { tail -20 build/pack-class.log; exit 1; }
