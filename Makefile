@@ -22,12 +22,15 @@ COMMON    := build/common
 PYTHON    ?= /usr/bin/python3
 OUT       ?= .
 CXX       ?= g++
-NVCC      ?= nvcc
 # A compiler cache for the compiles (not links), empty by default: `make test` sets CCACHE=ccache with a cache of its
 # own in build/ccache, so that the kit's build and the controls reuse the reference build's objects. Class grading
 # never uses one (tools/class/batch_grade.py sets CCACHE= for every student build: no cache shared between students).
 CCACHE    ?=
 CUDA_HOME ?= /usr/local/cuda
+# nvcc from PATH, else CUDA_HOME's (a toolkit installed but not on PATH); looked up once.
+ifndef NVCC
+NVCC := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/nvcc),nvcc)
+endif
 # sm_80 (A100) and sm_90 (H100/H200) machine code, plus PTX for anything newer.
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
@@ -77,13 +80,17 @@ TASK7_EXTRA := task4/tuning.cpp task7/tokenizer.cpp task7/gpt2.cpp
 TASK7_USES  := 4 5 6
 task_impl_src = $(foreach u,$(TASK$(1)_USES) $(1),$(TASK$(u)_SRC))
 
-HARNESS_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/diagnose.cpp common/cases.cpp \
-               common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
+# The CPU tasks' harness needs no CUDA toolkit: plain g++, no cuBLAS or cudart (a student without a GPU builds Tasks 1
+# and 3 with packages alone). Every other program links the whole harness.
+HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/diagnose.cpp \
+                   common/cases.cpp common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
+                   common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
+HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \
                common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
                common/llm/history.cpp common/llm/utf8.cpp \
-               common/cuda/memory_watch.cpp common/cuda/digest.cu common/llm/remote_model.cpp common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
+               common/cuda/memory_watch.cpp common/cuda/digest.cu common/llm/remote_model.cpp
 
 # A runner (build/<impl>/bin/runner_taskN) is the only program that holds student code: the channel,
 # device staging, the task's operations (taskN/serve.cpp) and what the student's code may call.
@@ -92,6 +99,7 @@ RUNNER_CPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remot
 RUNNER_GPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_gpu.cpp common/remote/wire.cpp \
                   common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/fill.cu common/cuda/digest.cu common/cuda/timed_calls.cpp
 RUNNER_LDLIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lpthread
+runner_ldlibs   = $(if $(filter $(1),$(CPU_TASKS)),-lpthread,$(RUNNER_LDLIBS))
 TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
 TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA)
 TASK6_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA) task6/model.cpp task6/timing.cpp common/cuda/cublas_gemm.cpp \
@@ -129,10 +137,15 @@ PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cud
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
 obj_impl   = $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(1))))
 HARNESS_OBJ := $(call obj_common,$(HARNESS_SRC))
+HARNESS_CPU_OBJ := $(call obj_common,$(HARNESS_CPU_SRC) common/remote/device_copy_none.cpp)
+CPU_LDLIBS := -lpcre2-8 -lpthread
+harness_of = $(if $(filter $(1),$(CPU_TASKS)),$(HARNESS_CPU_OBJ),$(HARNESS_OBJ))
+ldlibs_of  = $(if $(filter $(1),$(CPU_TASKS)),$(CPU_LDLIBS),$(LDLIBS))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward \
         ladder-task4-backward-tf32
+.PHONY: cuda-toolkit
 .PHONY: help all deps setup model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
@@ -219,17 +232,17 @@ test_main = $(if $(filter $(1),$(GPU_TASKS)),common/cuda/test_main_gpu.cpp,commo
 define TASK_TEST
 $(RUNNER_BIN_DIR)/runner_task$(1): $(call obj_common,$(call runner_src,$(1))) $(call obj_impl,$(call task_impl_src,$(1)))
 	@mkdir -p $$(dir $$@)
-	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
+	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(call runner_ldlibs,$(1)) $$(TASK$(1)_RUNNER_LIBS)
 
 # The test program is trusted: the cases, the oracles and the proxies; the student's code runs in the runner.
-$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA) $(call task_proxy_src,$(1))) $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task$(1) $(call null_runner,$(1))
+$(BUILD)/bin/task$(1): $(call obj_common,$(call test_main,$(1)) common/case_test.cpp task$(1)/test_task$(1).cpp task$(1)/cases.cpp $(TASK$(1)_EXTRA) $(call task_proxy_src,$(1))) $(call harness_of,$(1)) | $(RUNNER_BIN_DIR)/runner_task$(1) $(call null_runner,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(LDLIBS)
+	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(call ldlibs_of,$(1))
 
 # On a fresh machine `make taskN` sets itself up first, as `make grade` does: the packages (and,
 # for Task 7, its PyPI assets), this task's goldens, the build.
 ifneq ($(if $(PROMPT),$(1)),7)
-task$(1):
+task$(1):$(if $(filter $(1),$(GPU_TASKS)), cuda-toolkit)
 	@bash tools/setup/install_deps.sh $(if $(filter 7,$(1)),,--packages-only)
 	@$$(MAKE) --no-print-directory goldens-if-stale-task$(1)
 	@$$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task$(1) $(RUNNER_BIN_DIR)/runner_task$(1)
@@ -241,7 +254,7 @@ $(foreach t,$(TASKS),$(eval $(call TASK_TEST,$(t))))
 define NULL_RUNNER
 $(NULL_RUNNER_DIR)/runner_task$(1): $(call obj_common,$(call runner_src,$(1)) $(call null_submission_src,$(1)))
 	@mkdir -p $$(dir $$@)
-	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(RUNNER_LDLIBS) $$(TASK$(1)_RUNNER_LIBS)
+	$$(call say,LINK)$$(CXX) $$^ -o $$@ $$(call runner_ldlibs,$(1)) $$(TASK$(1)_RUNNER_LIBS)
 endef
 $(foreach t,$(NULL_TASKS),$(eval $(call NULL_RUNNER,$(t))))
 
@@ -528,7 +541,15 @@ GRADE_OBJECTS = $(foreach t,$(TASKS),--objects $(t)=$(subst $(eval) ,$(comma),$(
 comma := ,
 # On a fresh machine `make grade` sets everything up first: packages, goldens, the build. After the grader,
 # tools/pictures/plot_results.py draws the run's rooflines and speedups into OUT and links them from Results.md.
-grade:
+# The GPU tasks and the grader (it grades them too) are compiled with nvcc: without it, one message says so before
+# anything is built. Tasks 1 and 3 need no CUDA.
+cuda-toolkit:
+	@command -v $(NVCC) >/dev/null 2>&1 || { \
+	  echo "make $(or $(filter task% grade,$(MAKECMDGOALS)),$@): $(if $(filter task%,$(MAKECMDGOALS)),this task runs on the GPU,the grader grades the GPU tasks too) and needs the CUDA toolkit (nvcc, CUDA 12 or newer), which is not on this machine: nvcc is neither on PATH nor in CUDA_HOME=$(CUDA_HOME)/bin."; \
+	  echo "  Install it (https://developer.nvidia.com/cuda-downloads; root or sudo) or point CUDA_HOME at it. Tasks 1 and 3 need no CUDA: make task1, make task3."; \
+	  exit 1; }
+
+grade: cuda-toolkit
 	@bash tools/setup/install_deps.sh
 	@$(MAKE) --no-print-directory goldens-if-stale
 	@$(MAKE) --no-print-directory -j$(JOBS) grade-build

@@ -7,14 +7,11 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <stdexcept>
 #include <string>
 
-namespace attn {
+#include "common/cuda/cuda_error.h"
 
-struct CudaError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+namespace attn {
 
 // True once a sticky error has been seen in this process.
 bool cuda_context_poisoned();

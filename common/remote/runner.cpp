@@ -1,7 +1,6 @@
 // runner.cpp — see runner.h.
 #include "common/remote/runner.h"
 
-#include <cuda_runtime.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -20,7 +19,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "common/cuda/cuda_check.h"
+#include "common/cuda/cuda_error.h"
+#include "common/remote/device_copy.h"
 #include "common/golden.h"
 #include "common/remote/sandbox.h"
 #include "common/todo.h"
@@ -244,7 +244,7 @@ void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::j
         std::vector<float> data;
         if (alias < 0 && a.role != Role::out) {
             data.resize(a.n);
-            if (a.device) CUDA_CHECK(cudaMemcpy(data.data(), a.p, a.n * sizeof(float), cudaMemcpyDeviceToHost));
+            if (a.device) copy_device_to_host(data.data(), a.p, a.n);
             else std::memcpy(data.data(), a.p, a.n * sizeof(float));
         }
         req.buffers.push_back(std::move(data));
@@ -254,7 +254,7 @@ void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::j
     for (size_t i = 0; i < args.size(); ++i) {
         const Arg& a = args[i];
         if (reply.buffers[i].empty()) continue;  // an alias of an earlier argument
-        if (a.device) CUDA_CHECK(cudaMemcpy(a.p, reply.buffers[i].data(), a.n * sizeof(float), cudaMemcpyHostToDevice));
+        if (a.device) copy_host_to_device(a.p, reply.buffers[i].data(), a.n);
         else std::memcpy(a.p, reply.buffers[i].data(), a.n * sizeof(float));
     }
 }

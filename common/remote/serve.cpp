@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "common/cuda/cuda_check.h"
+#include "common/cuda/cuda_error.h"
 #include "common/todo.h"
 
 namespace attn::remote {
