@@ -6,6 +6,8 @@ graded by the course's own grader.
     tools/class/batch_grade.py --submissions DIR --slurm [--gres gpu:h100:1] …   write a Slurm job array
     tools/class/batch_grade.py --submissions DIR --index I                        one submission (an array task)
     tools/class/batch_grade.py --collect --out DIR                                merge results into the gradebook
+    … [--gpus all|0,1]   one worker per GPU of this host (tools/class/gpus.py)
+    … [--history FILE] [--no-report]   the class report (OUT/report/, tools/class/class_report.py) and its history
     … [--tasks 4,5] [--build-only | --grade-only]   grade some tasks; build here, grade on a GPU node later
 
 (`build/reference/bin/grader --submissions DIR …` runs this script with the same arguments.)
@@ -62,6 +64,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from task_folders import FOLDER, task_folders, task_of  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import class_report  # noqa: E402
 import gpus as gpu_pool  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -827,6 +830,9 @@ def main():
     ap.add_argument("--min-free-disk-gb", type=float, default=4.0, help="stop, resumable, below this much free disk")
     ap.add_argument("--min-free-memory-gb", type=float, default=2.0, help="stop, resumable, below this much memory")
     ap.add_argument("--regrade", action="store_true", help="grade again the rows a stopped run had graded")
+    ap.add_argument("--history", help="the file each grading appends its rows to, read by the class report "
+                                      "(default OUT/history.jsonl)")
+    ap.add_argument("--no-report", action="store_true", help="write the gradebook only: no OUT/report/, no history")
     ap.add_argument("--case-timeout", type=float, help="seconds a graded case may take (the grader's --timeout; default: "
                                                        "the rubric's case_timeout_s)")
     ap.add_argument("--gpus", help="grade on these GPUs at once, one worker each: 'all' or indices as nvidia-smi numbers "
@@ -844,6 +850,7 @@ def main():
                 with open(p) as f:
                     rows.append(json.load(f))
         write_gradebook(args.out, rows, tasks)
+        report(args)
         return 0
     if not args.submissions:
         ap.error("--submissions DIR is needed")
@@ -892,9 +899,20 @@ def main():
         return 3
     if args.index is None:
         write_gradebook(args.out, rows, tasks)
+        report(args)
         if os.path.exists(stopped):
             os.remove(stopped)
     return 0
+
+
+def report(args):
+    """The class report, each student's page, one more grading in the history (tools/class/class_report.py)."""
+    if args.no_report or args.build_only:
+        return
+    try:
+        class_report.write_report(args.out, args.history)
+    except (OSError, ValueError, KeyError) as e:  # the gradebook stands without its report
+        print(f"batch: the class report was not written: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 def make_workers(spec):

@@ -169,12 +169,15 @@ for c in zeros crash hang; do patch -s -o "$P/$c.cpp" task1/reference/naive_mha.
 sed 's/namespace task1 {/namespace task1 { this does not compile/' "$P/subs/reference/task1/skeleton/naive_mha.cpp" \
   > "$P/subs/broken/task1/skeleton/naive_mha.cpp"
 cp -r "$T/subs/skeleton.tar.gz" "$P/subs/skeleton.tar.gz"
+# for the class report: a failure two students share, and a file name that is HTML (it reaches the flags)
+cp -r "$P/subs/zeros" "$P/subs/zeros_2" && touch "$P/subs/zeros/task1/skeleton/<img src=x onerror=alert(1)>.cpp"
 for run in serial gpus; do mkdir -p "$P/$run" && cp -r "$T/out/.course" "$P/$run/"; done
 export GRADER_SEED=20261125  # both runs draw the same fresh inputs
-/usr/bin/python3 tools/class/batch_grade.py --submissions "$P/subs" --out "$P/serial" --tasks 1 --no-setup --case-timeout 5 > "$P/serial.log" 2>&1 \
+/usr/bin/python3 tools/class/batch_grade.py --submissions "$P/subs" --out "$P/serial" --tasks 1 --no-setup --case-timeout 5 \
+  --history "$P/history.jsonl" > "$P/serial.log" 2>&1 \
   || { cat "$P/serial.log"; fail "the serial run failed"; }
 ATTNLAB_TEST_GPUS=2 /usr/bin/python3 tools/class/batch_grade.py --submissions "$P/subs" --out "$P/gpus" --tasks 1 --no-setup \
-  --case-timeout 5 --gpus all > "$P/gpus.log" 2>&1 || { cat "$P/gpus.log"; fail "the run on two (test) GPUs failed"; }
+  --case-timeout 5 --history "$P/history.jsonl" --gpus all > "$P/gpus.log" 2>&1 || { cat "$P/gpus.log"; fail "the run on two (test) GPUs failed"; }
 unset GRADER_SEED
 /usr/bin/python3 - "$P" <<'PY' || fail "grading on two GPUs differs from grading on one"
 import csv, os, sys
@@ -182,7 +185,7 @@ P = sys.argv[1]
 read = lambda run: {r["student"]: r for r in csv.DictReader(open(f"{P}/{run}/gradebook.csv"))}
 serial, gpus = read("serial"), read("gpus")
 bad = []
-if sorted(serial) != sorted(gpus) or len(serial) != 6:
+if sorted(serial) != sorted(gpus) or len(serial) != 7:
     bad.append(f"rows: serial {sorted(serial)}, on two GPUs {sorted(gpus)}")
 for who in serial:
     a, b = dict(serial[who]), dict(gpus.get(who, {}))
@@ -195,6 +198,7 @@ for who in serial:
     if log.count("\ngrade: ") + log.startswith("grade: ") > 1:
         bad.append(f"{who}: graded more than once")
 want = {"reference": lambda r: float(r["task1"]) == 2, "zeros": lambda r: 0 < float(r["task1"]) < 2,
+        "zeros_2": lambda r: 0 < float(r["task1"]) < 2,
         "crash": lambda r: 0 < float(r["task1"]) < 2, "hang": lambda r: 0 < float(r["task1"]) < 2,
         "broken": lambda r: "does not build" in r["flags"], "skeleton": lambda r: float(r["total"]) == 0}
 bad += [f"{who}: {gpus.get(who)}" for who, ok in want.items() if who not in gpus or not ok(gpus[who])]
@@ -204,7 +208,7 @@ if len(used) != 2:
 res = open(f"{P}/gpus/reference/Results.md").read()
 if "- graded on: GPU " not in res:
     bad.append("the reference's Results.md does not say which GPU graded it")
-print("\n".join(bad) or "check-batch: two (test) GPUs graded the class as one does: 6 rows, each graded once, both workers used")
+print("\n".join(bad) or "check-batch: two (test) GPUs graded the class as one does: 7 rows, each graded once, both workers used")
 sys.exit(1 if bad else 0)
 PY
 for spec in "0,5|GPU 5 not on this host (it has: 0, 1)" "1,1|GPU 1 named twice" "all|GPU 1 (test GPU (none: the CPU tasks only)) is busy: pid 4242"; do
@@ -214,6 +218,21 @@ for spec in "0,5|GPU 5 not on this host (it has: 0, 1)" "1,1|GPU 1 named twice" 
   [ ! -e "$P/refused/gradebook.csv" ] || fail "--gpus ${spec%%|*} graded something"
 done
 echo "check-batch: --gpus names a missing, doubled or busy GPU and grades nothing"
+
+# The class report after two gradings (the serial run and the one on two test GPUs, one history), in a real browser;
+# and the same check must fail on a report whose numbers, layout or privacy were broken.
+command -v chromium-headless-shell >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+  chromium-headless-shell >/dev/null; } || fail "chromium-headless-shell (the report's browser test) could not be installed"
+[ "$(grep -c '"student": "zeros"' "$P/history.jsonl")" = 2 ] || fail "the history does not hold both gradings"
+/usr/bin/python3 tools/class/check_report.py "$P/gpus" --history "$P/history.jsonl" || fail "the class report failed in the browser"
+grep -q "Failures the class shares</h2><table" "$P/gpus/report/index.html" || fail "the report does not show the failure zeros and zeros_2 share"
+B="$P/broken-report" && rm -rf "$B" && cp -r "$P/gpus" "$B"
+sed -i 's|zeros</a></td><td class="">0.62</td>|zeros</a></td><td class="">0.26</td>|g' "$B/report/index.html"
+sed -i 's|<h2>Points</h2>|<h2>Points</h2><p>crash</p><p style="white-space:nowrap">'"$(printf 'wide%.0s' $(seq 1 200))"'</p>|' "$B/report/students/zeros.html"
+/usr/bin/python3 tools/class/check_report.py "$B" --history "$P/history.jsonl" > "$B.log" 2>&1 && fail "a broken report passed"
+for want in "zeros's points" "zeros.html: layout: page wider" "zeros.html: names another student, 'crash'"; do
+  grep -qF "$want" "$B.log" || { cat "$B.log"; fail "the browser check did not say: $want"; }; done
+echo "check-batch: the browser check fails a report with a wrong number, a cut line and another student's name"
 
 # Gradescope: the entry point on one submission.
 G="$T/gradescope"
