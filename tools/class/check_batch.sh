@@ -233,6 +233,8 @@ sed -i 's|<h2>Points</h2>|<h2>Points</h2><p>crash</p><p style="white-space:nowra
 for want in "zeros's points" "zeros.html: layout: page wider" "zeros.html: names another student, 'crash'"; do
   grep -qF "$want" "$B.log" || { cat "$B.log"; fail "the browser check did not say: $want"; }; done
 echo "check-batch: the browser check fails a report with a wrong number, a cut line and another student's name"
+out=$(/usr/bin/python3 tools/class/test_class_report.py) || { echo "$out"; fail "the report's speed parts (leaderboards, speed jumps)"; }
+echo "check-batch: $(tail -n 1 <<<"$out")"
 
 # Gradescope: the entry point on one submission.
 G="$T/gradescope"
