@@ -139,7 +139,9 @@ const Plan& plan() {
 
 void exec_in_sandbox(const Spec& spec) {
     limit(RLIMIT_CORE, 0);
-    limit(RLIMIT_FSIZE, rlim_t(1) << 30);  // also caps what a runner can write to its log
+    // Also what a runner can write to its log (opened for appending, one per task): a runner that prints without end
+    // is stopped at 64 MB (SIGXFSZ) — a class of such submissions costs 64 MB a task each, not a disk.
+    limit(RLIMIT_FSIZE, rlim_t(64) << 20);
     switch (plan().kind) {
         case Kind::bwrap:
             exec_argv(bwrap_argv(spec), clean_env());

@@ -162,13 +162,22 @@ echo "check-batch: a full disk stops the run before the next submission; the sam
 # (ATTNLAB_TEST_GPUS=2, the CPU task): every submission graded once, a crash and a hang cost only their own rows,
 # the same rows as the serial run; a missing, doubled or busy GPU named before anything is graded.
 P="$T/gpus" && mkdir -p "$P/subs"
-for who in reference zeros crash hang broken; do mkdir -p "$P/subs/$who/task1/skeleton"; done
+for who in reference zeros crash hang broken printer; do mkdir -p "$P/subs/$who/task1/skeleton"; done
 solution task1/reference/naive_mha.cpp "$P/subs/reference/task1/skeleton/naive_mha.cpp"
 for c in zeros crash hang; do patch -s -o "$P/$c.cpp" task1/reference/naive_mha.cpp task1/controls/$c.patch \
   && solution "$P/$c.cpp" "$P/subs/$c/task1/skeleton/naive_mha.cpp"; done
 sed 's/namespace task1 {/namespace task1 { this does not compile/' "$P/subs/reference/task1/skeleton/naive_mha.cpp" \
   > "$P/subs/broken/task1/skeleton/naive_mha.cpp"
 cp -r "$T/subs/skeleton.tar.gz" "$P/subs/skeleton.tar.gz"
+# a runner that prints without end: stopped at its log's 64 MB (SIGXFSZ), its row graded, the disk spared
+/usr/bin/python3 - "$P/subs/reference/task1/skeleton/naive_mha.cpp" "$P/subs/printer/task1/skeleton/naive_mha.cpp" <<'PY'
+import re, sys
+src = open(sys.argv[1]).read()
+src = src.replace("namespace task1 {", '#include <cstdio>\nnamespace task1 {\nstatic void chatter() { for (;;) std::fputs("all work and no play\\n", stdout); }', 1)
+body = re.search(r"^void naive_mha\([^)]*\)\s*\{", src, re.M)
+open(sys.argv[2], "w").write(src[:body.end()] + "\n    chatter();" + src[body.end():])
+PY
+grep -q "chatter();" "$P/subs/printer/task1/skeleton/naive_mha.cpp" || fail "the printer sample was not written"
 # for the class report: a failure two students share, and a file name that is HTML (it reaches the flags)
 cp -r "$P/subs/zeros" "$P/subs/zeros_2" && touch "$P/subs/zeros/task1/skeleton/<img src=x onerror=alert(1)>.cpp"
 for run in serial gpus; do mkdir -p "$P/$run" && cp -r "$T/out/.course" "$P/$run/"; done
@@ -185,7 +194,7 @@ P = sys.argv[1]
 read = lambda run: {r["student"]: r for r in csv.DictReader(open(f"{P}/{run}/gradebook.csv"))}
 serial, gpus = read("serial"), read("gpus")
 bad = []
-if sorted(serial) != sorted(gpus) or len(serial) != 7:
+if sorted(serial) != sorted(gpus) or len(serial) != 8:
     bad.append(f"rows: serial {sorted(serial)}, on two GPUs {sorted(gpus)}")
 for who in serial:
     a, b = dict(serial[who]), dict(gpus.get(who, {}))
@@ -200,7 +209,8 @@ for who in serial:
 want = {"reference": lambda r: float(r["task1"]) == 2, "zeros": lambda r: 0 < float(r["task1"]) < 2,
         "zeros_2": lambda r: 0 < float(r["task1"]) < 2,
         "crash": lambda r: 0 < float(r["task1"]) < 2, "hang": lambda r: 0 < float(r["task1"]) < 2,
-        "broken": lambda r: "does not build" in r["flags"], "skeleton": lambda r: float(r["total"]) == 0}
+        "broken": lambda r: "does not build" in r["flags"], "skeleton": lambda r: float(r["total"]) == 0,
+        "printer": lambda r: float(r["total"]) < 1 and r["sandbox"] == "bubblewrap"}  # the steps that do not call naive_mha pass
 bad += [f"{who}: {gpus.get(who)}" for who, ok in want.items() if who not in gpus or not ok(gpus[who])]
 used = {r["gpu"] for r in gpus.values() if r["gpu"]}
 if len(used) != 2:
@@ -208,7 +218,14 @@ if len(used) != 2:
 res = open(f"{P}/gpus/reference/Results.md").read()
 if "- graded on: GPU " not in res:
     bad.append("the reference's Results.md does not say which GPU graded it")
-print("\n".join(bad) or "check-batch: two (test) GPUs graded the class as one does: 7 rows, each graded once, both workers used")
+big = [(os.path.getsize(os.path.join(d, f)), os.path.join(d, f)) for run in ("serial", "gpus")
+       for d, _, fs in os.walk(f"{P}/{run}/printer") for f in fs]
+if max(big)[0] > 65 << 20:
+    bad.append(f"the printer's log grew past 64 MB: {max(big)}")
+if "SIGXFSZ" not in "".join(open(p, errors="replace").read() for _, p in big if p.endswith("results.json")):
+    bad.append("the printer's cases do not say SIGXFSZ")
+print("\n".join(bad) or "check-batch: two (test) GPUs graded the class as one does: 8 rows, each graded once, both workers used; "
+      f"the printer stopped at {max(big)[0] >> 20} MB of log")
 sys.exit(1 if bad else 0)
 PY
 for spec in "0,5|GPU 5 not on this host (it has: 0, 1)" "1,1|GPU 1 named twice" "all|GPU 1 (test GPU (none: the CPU tasks only)) is busy: pid 4242"; do
