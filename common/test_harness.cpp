@@ -326,6 +326,11 @@ TEST_CASE("diagnose: a wrong attention output is named by the mistake it matches
     attn::Tensor one_row = right;
     for (int64_t d = 0; d < 16; ++d) one_row.data[size_t(20 * 16 + d)] += 1.0f;
     CHECK_THAT(attn::diagnose_attention(one_row, q, k, v, true, tol), Contains("query rows 20 only") && Contains("heads 0 only"));
+    // all zeros: the comparison says "output is all zeros"; no mistake whose answer is zeros at this size (S = 10 < every
+    // tile: dropping the keys past the last whole tile drops them all) is named instead
+    const attn::Tensor q10 = attn::random_tensor(g, {1, 2, 10, 16}), k10 = attn::random_tensor(g, {1, 2, 10, 16}),
+                       v10 = attn::random_tensor(g, {1, 2, 10, 16});
+    CHECK(attn::diagnose_attention(attn::Tensor({1, 2, 10, 16}), q10, k10, v10, true, tol).empty());
 }
 
 TEST_CASE("grid_over_heads: B·H spread over y and z, the same grid up to 65535 heads", "[harness]") {
