@@ -441,11 +441,14 @@ def sandbox_kind():
 BUILD_MEMORY = 4 << 30        # address space of each build process (the compilers; nvcc's heaviest course file needs ~0.25 GB)
 
 
+BUILD_FILE = 256 << 20        # bytes of one file a build writes (the course's largest object or runner: under 50 MB)
+
+
 def limits():
-    """The limits of every process of a submission's build: no core files, no file over 1 GB, at most BUILD_MEMORY of
-    address space each (a template bomb stops there; make runs two compilers at once)."""
+    """The limits of every process of a submission's build: no core files, no file over BUILD_FILE, at most
+    BUILD_MEMORY of address space each (a template or macro bomb stops there; make runs two compilers at once)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (BUILD_FILE, BUILD_FILE))
     resource.setrlimit(resource.RLIMIT_AS, (BUILD_MEMORY, BUILD_MEMORY))
 
 
@@ -603,7 +606,7 @@ def build_failure(log_path):
     if re.search(r"virtual memory exhausted|Cannot allocate memory|out of memory|std::bad_alloc", tail):
         return f"the build ran out of memory: a compiler process used more than {BUILD_MEMORY >> 30} GB (see grade.log)"
     if re.search(r"File size limit exceeded", tail):
-        return "the build wrote a file over 1 GB (see grade.log)"
+        return f"the build wrote a file over {BUILD_FILE >> 20} MB (see grade.log)"
     return "does not build (see grade.log)"
 
 
@@ -671,8 +674,8 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note, w
             try:
                 row["sandbox"], ok = build(tree, runner_targets(graded), log, limit, worker)
             except subprocess.TimeoutExpired:
-                row["flags"] = "; ".join(notes + [f"the build took more than {limit} s (10× the course's own files' build "
-                                                  f"time, and a minute): a compile-time bomb?"])
+                bound = "--timeout" if limit == timeout else "10× the course's own files' build time, and a minute"
+                row["flags"] = "; ".join(notes + [f"the build took more than {limit} s ({bound}): a compile-time bomb?"])
                 return row
             if not ok:
                 log.flush()

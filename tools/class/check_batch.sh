@@ -8,6 +8,7 @@
 # controls, goldens or .git, compiled without -DSOLUTION; nothing written outside; the Slurm
 # script's content; one array element's command run here and merged; the Gradescope entry on one
 # submission; a submission's budget: a 1 TB sparse file, 25000 files, 25000 archive members, folders 20 deep;
+# a compile-time bomb, a runner that would fork; the run's peak memory and disk against a stated bound;
 # a run stopped by a (simulated) full disk, and resumed; the class graded by workers on two (test) GPUs as serially.
 # Run by `make test`. CPU tasks only (1 and 3), so it needs no GPU.
 set -uo pipefail
@@ -74,7 +75,30 @@ with tarfile.open(sys.argv[1] + "/deep.tar.gz", "w:gz") as tar:
     tar.addfile(tarfile.TarInfo("student/" + "/".join("d" * 20) + "/x.txt"), io.BytesIO(b""))
 PY
 
-/usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs" --out "$T/out" --timeout 900 || fail "batch_grade failed"
+# A compile-time bomb (macros that expand to 10⁹ characters: the preprocessor needs more than the 4 GB a build process
+# may have) and a runner that would fork (the audit names fork among the calls a kernel has no use for).
+sub bomb && solution task1/reference/naive_mha.cpp "$T/subs/bomb/task1/skeleton/naive_mha.cpp" && cat >> "$T/subs/bomb/task1/skeleton/naive_mha.cpp" <<'CPP'
+#define A0 "all work and no play makes a dull kernel "
+#define A1 A0 A0 A0 A0 A0 A0 A0 A0 A0 A0
+#define A2 A1 A1 A1 A1 A1 A1 A1 A1 A1 A1
+#define A3 A2 A2 A2 A2 A2 A2 A2 A2 A2 A2
+#define A4 A3 A3 A3 A3 A3 A3 A3 A3 A3 A3
+#define A5 A4 A4 A4 A4 A4 A4 A4 A4 A4 A4
+#define A6 A5 A5 A5 A5 A5 A5 A5 A5 A5 A5
+#define A7 A6 A6 A6 A6 A6 A6 A6 A6 A6 A6
+#define A8 A7 A7 A7 A7 A7 A7 A7 A7 A7 A7
+const char* bomb = A8;
+CPP
+sub forker && solution task1/reference/naive_mha.cpp "$T/subs/forker/task1/skeleton/naive_mha.cpp" \
+  && printf '#include <unistd.h>\nnamespace task1 {\nint spare_worker() { return fork(); }\n}\n' >> "$T/subs/forker/task1/skeleton/naive_mha.cpp"
+# The run's peak memory (its whole process tree) and the peak size of its folder, against the bound docs/grader.md states.
+/usr/bin/python3 tools/class/peak_usage.py --folder "$T/out" --report "$T/peak.json" -- \
+  /usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs" --out "$T/out" --timeout 900 || fail "batch_grade failed"
+/usr/bin/python3 -c "
+import json, sys; p = json.load(open('$T/peak.json'))
+sys.exit(0 if p['peak_memory_mb'] <= 9 * 1024 and p['peak_disk_mb'] <= 2048 else 1)" \
+  || fail "the sample class's run went past its bound (9 GB of memory, 2 GB of disk): $(cat "$T/peak.json")"
+echo "check-batch: the sample class's run: $(cat "$T/peak.json") (bound: 9 GB, 2 GB)"
 /usr/bin/python3 - "$T/out/gradebook.csv" <<'PY' || fail "wrong gradebook"
 import csv, sys
 rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
@@ -102,7 +126,9 @@ want = {"reference": lambda r: float(r["task1"]) == 2 and float(r["task3"]) == 3
                             and "ignored: everything but the skeleton files, the largest 'notes.bin' (1.0 TB)" in r["flags"],
         "many": lambda r: unbuilt(r) and "refused: the submission holds more than 20000 files and folders" in r["flags"],
         "members": lambda r: unbuilt(r) and "refused: the archive holds more than 20000 members" in r["flags"],
-        "deep": lambda r: unbuilt(r) and "refused: the archive nests folders more than 16 deep" in r["flags"]}
+        "deep": lambda r: unbuilt(r) and "refused: the archive nests folders more than 16 deep" in r["flags"],
+        "bomb": lambda r: float(r["total"]) == 0 and "the build ran out of memory: a compiler process used more than 4 GB" in r["flags"],
+        "forker": lambda r: float(r["task1"]) == 0 and "fork" in r["flags"]}
 bad = [f"{k}: {rows.get(k)}" for k, ok in want.items() if k not in rows or not ok(rows[k])]
 bad += [f"unexpected row {k}" for k in rows if k not in want]
 print("\n".join(bad) or f"check-batch: gradebook right for {len(rows)} submissions")
@@ -252,6 +278,21 @@ for want in "zeros's points" "zeros.html: layout: page wider" "zeros.html: names
 echo "check-batch: the browser check fails a report with a wrong number, a cut line and another student's name"
 out=$(/usr/bin/python3 tools/class/test_class_report.py) || { echo "$out"; fail "the report's speed parts (leaderboards, speed jumps)"; }
 echo "check-batch: $(tail -n 1 <<<"$out")"
+
+# A compile-time time bomb (a million class templates: about 13 s and 2 GB, under the memory cap) against a build time
+# limit of 5 s (--timeout): stopped, and its row says why.
+mkdir -p "$T/subs4/timebomb/task1/skeleton" "$T/out4" && cp -r "$T/out/.course" "$T/out4/" \
+  && solution task1/reference/naive_mha.cpp "$T/subs4/timebomb/task1/skeleton/naive_mha.cpp" \
+  && cat >> "$T/subs4/timebomb/task1/skeleton/naive_mha.cpp" <<'CPP'
+template <int N, long M> struct Tree { static constexpr long v = Tree<N - 1, 2 * M>::v + Tree<N - 1, 2 * M + 1>::v; };
+template <long M> struct Tree<0, M> { static constexpr long v = M & 1; };
+static_assert(Tree<20, 0>::v > 0, "a million class templates");
+CPP
+/usr/bin/python3 tools/class/batch_grade.py --submissions "$T/subs4" --out "$T/out4" --tasks 1 --no-setup --no-report --timeout 5 \
+  > "$T/timebomb.log" 2>&1 || { cat "$T/timebomb.log"; fail "the time-bomb run failed"; }
+grep -qF 'timebomb,0.0,0.0,the build took more than 5 s (--timeout): a compile-time bomb?' "$T/out4/gradebook.csv" \
+  || { cat "$T/out4/gradebook.csv"; fail "the time bomb was not stopped by the build's time limit"; }
+echo "check-batch: a compile-time time bomb is stopped at the build's time limit, its row says so"
 
 # Gradescope: the entry point on one submission.
 G="$T/gradescope"
