@@ -83,6 +83,7 @@ task_impl_src = $(foreach u,$(TASK$(1)_USES) $(1),$(TASK$(u)_SRC))
 # The CPU tasks' harness needs no CUDA toolkit: plain g++, no cuBLAS or cudart (a student without a GPU builds Tasks 1
 # and 3 with packages alone). Every other program links the whole harness.
 HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/diagnose.cpp \
+                   common/diagnose_kernels.cpp \
                    common/cases.cpp common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
                    common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
 HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \

@@ -18,6 +18,7 @@
 #include "common/compare.h"
 #include "common/cpu_ops.h"
 #include "common/diagnose.h"
+#include "common/diagnose_kernels.h"
 #include "common/seed.h"
 #include "common/cuda/digest.h"
 #include "common/cuda/grid.cuh"
@@ -331,6 +332,56 @@ TEST_CASE("diagnose: a wrong attention output is named by the mistake it matches
     const attn::Tensor q10 = attn::random_tensor(g, {1, 2, 10, 16}), k10 = attn::random_tensor(g, {1, 2, 10, 16}),
                        v10 = attn::random_tensor(g, {1, 2, 10, 16});
     CHECK(attn::diagnose_attention(attn::Tensor({1, 2, 10, 16}), q10, k10, v10, true, tol).empty());
+}
+
+TEST_CASE("diagnose: a wrong GEMM or softmax is named by the mistake it matches, or located", "[harness]") {
+    using Catch::Matchers::Contains;
+    auto g = attn::rng_for("test.diagnose_kernels");
+    const int64_t batch = 2, M = 5, N = 7, K = 40;
+    const attn::Tensor a = attn::random_tensor(g, {batch, M, K}), b = attn::random_tensor(g, {batch, N, K});  // A·Bᵀ
+    const attn::Tolerance tol{1e-4, 1e-4};
+    // the answer of A·Bᵀ with the sum over k < k_end and batch bb's B taken from b_batch; `plain`: B read as [K, N]
+    const auto product = [&](int64_t k_end, bool batch0, bool plain) {
+        attn::Tensor c({batch, M, N});
+        for (int64_t bb = 0; bb < batch; ++bb)
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t n = 0; n < N; ++n) {
+                    double s = 0;
+                    const int64_t b2 = batch0 ? 0 : bb;
+                    for (int64_t k = 0; k < k_end; ++k)
+                        s += double(a.data[size_t((bb * M + m) * K + k)]) *
+                             b.data[size_t(plain ? b2 * N * K + k * N + n : (b2 * N + n) * K + k)];
+                    c.data[size_t((bb * M + m) * N + n)] = float(s);
+                }
+        return c;
+    };
+    CHECK_THAT(attn::diagnose_gemm(product(K, false, true), a, b, true, tol), Contains("B not transposed"));
+    CHECK_THAT(attn::diagnose_gemm(product(32, false, false), a, b, true, tol), Contains("K cut to 32"));
+    CHECK_THAT(attn::diagnose_gemm(product(K, true, false), a, b, true, tol), Contains("the batch offset of B is missing"));
+    attn::Tensor one = product(K, false, false);
+    one.data[size_t((1 * M + 3) * N + 6)] += 1.0f;
+    CHECK_THAT(attn::diagnose_gemm(one, a, b, true, tol), Contains("rows 3 only") && Contains("columns 6 only") &&
+                                                                  Contains("batches 1 only"));
+    // softmax over 3 rows of 100 columns
+    const attn::Tensor x = attn::random_tensor(g, {3, 100});
+    const auto soft = [&](int64_t end, bool divide, bool by_column) {
+        attn::Tensor y({3, 100});
+        for (int64_t i = 0; i < 3; ++i)
+            for (int64_t j = 0; j < 100; ++j) {
+                double m = -INFINITY, s = 0;
+                for (int64_t t = 0; t < (by_column ? 3 : end); ++t) m = std::max(m, double(x.data[size_t(by_column ? t * 100 + j : i * 100 + t)]));
+                for (int64_t t = 0; t < (by_column ? 3 : end); ++t) s += std::exp(double(x.data[size_t(by_column ? t * 100 + j : i * 100 + t)]) - m);
+                y.data[size_t(i * 100 + j)] = float(std::exp(double(x.data[size_t(i * 100 + j)]) - m) / (divide ? s : 1.0));
+            }
+        return y;
+    };
+    CHECK_THAT(attn::diagnose_softmax(soft(100, false, false), x, tol), Contains("without the division by the row's sum"));
+    CHECK_THAT(attn::diagnose_softmax(soft(96, true, false), x, tol), Contains("first 96 columns only"));
+    CHECK_THAT(attn::diagnose_softmax(soft(100, true, true), x, tol), Contains("over the wrong axis"));
+    attn::Tensor off = soft(100, true, false);
+    off.data[size_t(2 * 100 + 99)] = 0.5f;
+    CHECK_THAT(attn::diagnose_softmax(off, x, tol), Contains("no common mistake matches") && Contains("rows 2 only"));
+    CHECK(attn::diagnose_softmax(attn::Tensor({3, 100}), x, tol).empty());  // zeros: the comparison's words
 }
 
 TEST_CASE("grid_over_heads: B·H spread over y and z, the same grid up to 65535 heads", "[harness]") {

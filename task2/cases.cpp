@@ -12,6 +12,7 @@
 
 #include "common/check.h"
 #include "common/diagnose.h"
+#include "common/diagnose_kernels.h"
 #include "common/cpu_ops.h"
 #include "common/cuda/gpu_case.h"
 #include "common/golden.h"
@@ -43,6 +44,8 @@ CaseResult softmax_case(const std::string& golden, bool in_place = false) {
     if (check_output(r, in_place ? "softmax in place" : "softmax", y, f.load_f32("y", x.shape), golden_tolerance(f),
                      {"row", "col"}))
         r.status = "passed";
+    else
+        add_diagnosis(r, diagnose_softmax(y, x, golden_tolerance(f)));
     return r;
 }
 
@@ -65,6 +68,8 @@ CaseResult gemm_case(const std::string& golden, bool nt) {
         return r;
     if (check_output(r, nt ? "A·Bᵀ" : "A·B", c, f.load_f32("c", c_shape), golden_tolerance(f), {"b", "m", "n"}))
         r.status = "passed";
+    else
+        add_diagnosis(r, diagnose_gemm(c, a, b, nt, golden_tolerance(f)));
     return r;
 }
 
@@ -142,8 +147,10 @@ CaseResult fresh_softmax(int draw) {
         softmax_batched(dx.get(), dy.get(), rows, cols);
         Tensor y;
         if (!read_output(r, dy, x.shape, y) || !device_input_unchanged(r, "in", x, dx)) return r;
-        if (!check_output(r, fmt::format("call {} of 2", call), y, softmax_f64(x), Tolerance{1e-6, 1e-4}, {"row", "col"}))
+        if (!check_output(r, fmt::format("call {} of 2", call), y, softmax_f64(x), Tolerance{1e-6, 1e-4}, {"row", "col"})) {
+            add_diagnosis(r, diagnose_softmax(y, x, Tolerance{1e-6, 1e-4}));
             return r;
+        }
     }
     r.status = "passed";
     return r;
@@ -169,8 +176,10 @@ CaseResult fresh_gemm(int draw) {
                 !device_input_unchanged(r, "B", b, db))
                 return r;
             if (!check_output(r, fmt::format("{} call {} of 2", nt ? "A·Bᵀ" : "A·B", call), c, gemm_f64(a, b, nt), tol,
-                              {"b", "m", "n"}))
+                              {"b", "m", "n"})) {
+                add_diagnosis(r, diagnose_gemm(c, a, b, nt, tol));
                 return r;
+            }
         }
     }
     r.status = "passed";
