@@ -15,13 +15,13 @@ namespace {
 
 constexpr int kShown = 5;  // mismatches printed in full
 
+}  // namespace
+
 bool is_constant(const float* v, int64_t n) {
     for (int64_t i = 1; i < n; ++i)
         if (v[i] != v[0]) return false;
     return true;
 }
-
-}  // namespace
 
 CompareResult compare(const float* got, const Tensor& want, Tolerance tol, const std::vector<std::string>& dims) {
     CompareResult r;

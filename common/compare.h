@@ -34,5 +34,7 @@ struct CompareResult {
 
 // `dims` names the dimensions for the messages, e.g. {"b", "s", "d"}.
 CompareResult compare(const float* got, const Tensor& want, Tolerance tol, const std::vector<std::string>& dims = {});
+// Every one of the n values equal to the first (an output of zeros, or of one value everywhere).
+bool is_constant(const float* v, int64_t n);
 
 }  // namespace attn

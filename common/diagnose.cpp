@@ -150,10 +150,6 @@ std::vector<Variant> variants(const Heads& s, bool causal, const std::vector<std
     return v;
 }
 
-std::string range(const std::set<int64_t>& xs) {
-    return *xs.begin() == *xs.rbegin() ? fmt::format("{}", *xs.begin()) : fmt::format("{}…{}", *xs.begin(), *xs.rbegin());
-}
-
 // Where the failing elements are, against the right answer.
 std::string locate(const Tensor& got, const std::vector<double>& want, const Heads& s, int64_t heads, Tolerance tol) {
     std::set<int64_t> rows, hs, dims;
@@ -168,21 +164,11 @@ std::string locate(const Tensor& got, const std::vector<double>& want, const Hea
     int64_t nonfinite = 0;
     for (int64_t e = 0; e < heads * s.Sq * s.D; ++e) nonfinite += !std::isfinite(got.ptr()[e]);
     std::vector<std::string> where;
-    if (int64_t(rows.size()) < s.Sq) {
-        std::string tile;
-        for (int64_t t : {16, 32, 64, 128})
-            if (s.Sq % t != 0 && *rows.begin() >= s.Sq / t * t && s.Sq > t) {
-                tile = fmt::format(": the last partial tile of {} rows", t);
-                break;
-            }
-        const bool contiguous = *rows.rbegin() - *rows.begin() + 1 == int64_t(rows.size());
-        where.push_back(contiguous ? fmt::format("query rows {} only (of 0…{}){}", range(rows), s.Sq - 1, tile)
-                                   : fmt::format("{} of the {} query rows, between rows {}", rows.size(), s.Sq, range(rows)));
-    } else {
-        where.push_back("every query row");
-    }
-    where.push_back(int64_t(hs.size()) < heads ? fmt::format("heads {} only (of {})", range(hs), heads) : "every head");
-    if (int64_t(dims.size()) < s.D) where.push_back(fmt::format("head dimensions {} only (of 0…{})", range(dims), s.D - 1));
+    const std::string r = failing_only(rows, s.Sq, "query rows"), h = failing_only(hs, heads, "heads", false),
+                      d = failing_only(dims, s.D, "head dimensions", false);
+    where.push_back(r.empty() ? "every query row" : r);
+    where.push_back(h.empty() ? "every head" : h);
+    if (!d.empty()) where.push_back(d);
     std::string what = "no common mistake matches";
     if (nonfinite > 0)
         what += fmt::format("; {} output{} NaN or Inf (never written, read past the end, or exp overflowing without the "
@@ -195,6 +181,21 @@ std::string locate(const Tensor& got, const std::vector<double>& want, const Hea
 
 }  // namespace
 
+std::string failing_only(const std::set<int64_t>& failing, int64_t n, const std::string& noun, bool tiles) {
+    if (failing.empty() || int64_t(failing.size()) == n) return "";
+    const int64_t first = *failing.begin(), last = *failing.rbegin();
+    const std::string span = first == last ? fmt::format("{}", first) : fmt::format("{}…{}", first, last);
+    if (last - first + 1 != int64_t(failing.size()))
+        return fmt::format("{} of the {} {}, between {}", failing.size(), n, noun, span);
+    std::string tile;
+    for (int64_t t : {16, 32, 64, 128, 256})
+        if (tiles && n % t != 0 && n > t && first >= n / t * t) {
+            tile = fmt::format(": the last partial tile of {}", t);
+            break;
+        }
+    return fmt::format("{} {} only (of 0…{}){}", noun, span, n - 1, tile);
+}
+
 std::string diagnose_attention(const Tensor& got, const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                                Tolerance tol, std::vector<std::pair<int64_t, int64_t>> tiles) {
     const Heads s{q.size() / (q.shape[q.shape.size() - 2] * q.shape.back()), q.shape[q.shape.size() - 2],
@@ -206,7 +207,7 @@ std::string diagnose_attention(const Tensor& got, const Tensor& q, const Tensor&
     if (heads == 0) return "";
     // An output of zeros (or one value everywhere) is named so by the comparison; a mistake whose answer is also all
     // zeros at this size (every key dropped: no whole tile fits) would only hide that.
-    if (std::all_of(got.data.begin(), got.data.end(), [&](float x) { return x == got.data[0]; })) return "";
+    if (is_constant(got.ptr(), got.size())) return "";
     const std::string on = heads < s.BH ? fmt::format(" (tried on the first {} of {} heads)", heads, s.BH) : "";
     const std::vector<double> right = run_variant({"attention"}, q, k, v, s, heads);
     std::vector<std::string> matches;  // every variant the output matches: at small sizes two may coincide

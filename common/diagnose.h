@@ -9,6 +9,7 @@
 // rows, heads and head dimensions hold the failing elements.
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,5 +29,10 @@ std::string diagnose_attention(const Tensor& got, const Tensor& q, const Tensor&
 // The same for tensors in the [B, S, H·D] layout (Tasks 1 and 2), split into H heads first.
 std::string diagnose_attention_bse(const Tensor& got, const Tensor& q, const Tensor& k, const Tensor& v, int H, bool causal,
                                    Tolerance tol);
+
+// Where failing elements are, in the words every diagnosis uses (common/diagnose_kernels.h too): of the indices
+// 0…n−1, those in `failing` — "query rows 64…99 only (of 0…99): the last partial tile of 64" (with `tiles`, when
+// they are the last partial tile of 16…256), "12 of the 100 rows, between 3…97", or "" when all of them fail.
+std::string failing_only(const std::set<int64_t>& failing, int64_t n, const std::string& noun, bool tiles = true);
 
 }  // namespace attn

@@ -1,6 +1,8 @@
 // diagnose_kernels.cpp — see diagnose_kernels.h: Task 2's GEMMs and softmax, their common mistakes in double precision.
 #include "common/diagnose_kernels.h"
 
+#include "common/diagnose.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -16,24 +18,6 @@ namespace {
 constexpr double kBudget = 5e7;  // multiply-adds a variant may cost (a failing case: about a second for all of them)
 
 bool within(double g, double w, Tolerance tol) { return std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w); }
-
-std::string span(const std::set<int64_t>& xs) {
-    return *xs.begin() == *xs.rbegin() ? fmt::format("{}", *xs.begin()) : fmt::format("{}…{}", *xs.begin(), *xs.rbegin());
-}
-
-// "rows 64…99 only (of 0…99): the last partial tile of 64" — or "" when every index fails.
-std::string only(const std::set<int64_t>& xs, int64_t n, const char* what) {
-    if (xs.empty() || int64_t(xs.size()) == n) return "";
-    std::string tile;
-    for (int64_t t : {16, 32, 64, 128, 256})
-        if (n % t != 0 && n > t && *xs.begin() >= n / t * t) {
-            tile = fmt::format(": the last partial tile of {}", t);
-            break;
-        }
-    const bool contiguous = *xs.rbegin() - *xs.begin() + 1 == int64_t(xs.size());
-    return contiguous ? fmt::format("{} {} only (of 0…{}){}", what, span(xs), n - 1, tile)
-                      : fmt::format("{} of the {} {}, between {}", xs.size(), n, what, span(xs));
-}
 
 struct Named {
     std::string what;
@@ -69,7 +53,8 @@ std::string name_or_locate(const Tensor& got, int64_t batches, int64_t rows, int
                     bs.insert(b), is.insert(i), js.insert(j);
     if (is.empty()) return "";
     std::vector<std::string> where;
-    for (const std::string& w : {only(is, rows, row_word), only(js, cols, col_word), only(bs, batches, "batches")})
+    for (const std::string& w : {failing_only(is, rows, row_word), failing_only(js, cols, col_word),
+                                 failing_only(bs, batches, "batches", false)})
         if (!w.empty()) where.push_back(w);
     return fmt::format("diagnosis: no common mistake matches; the failing elements are in {}{}",
                        where.empty() ? "every " + std::string(row_word) + " and " + col_word : fmt::format("{}", fmt::join(where, ", ")),
@@ -81,7 +66,7 @@ std::string name_or_locate(const Tensor& got, int64_t batches, int64_t rows, int
 std::string diagnose_gemm(const Tensor& got, const Tensor& a, const Tensor& b, bool nt, Tolerance tol) {
     const int64_t batch = a.shape[0], M = a.shape[1], K = a.shape[2], N = got.shape.back();
     if (batch == 0 || M == 0 || N == 0 || K == 0 || got.size() != batch * M * N) return "";
-    if (std::all_of(got.data.begin(), got.data.end(), [&](float x) { return x == got.data[0]; })) return "";
+    if (is_constant(got.ptr(), got.size())) return "";
     // the first rows of the first batches, as many as the budget allows (said in the diagnosis)
     const int64_t batches = std::min<int64_t>(batch, 2);
     const int64_t rows = std::clamp<int64_t>(int64_t(kBudget / double(batches * N * K)), 1, M);
@@ -121,7 +106,7 @@ std::string diagnose_gemm(const Tensor& got, const Tensor& a, const Tensor& b, b
 std::string diagnose_softmax(const Tensor& got, const Tensor& x, Tolerance tol) {
     const int64_t cols = x.shape.back(), all_rows = cols ? x.size() / cols : 0;
     if (all_rows == 0 || got.size() != x.size()) return "";
-    if (std::all_of(got.data.begin(), got.data.end(), [&](float v) { return v == got.data[0]; })) return "";
+    if (is_constant(got.ptr(), got.size())) return "";
     const int64_t rows = std::clamp<int64_t>(int64_t(kBudget / double(4 * cols)), 1, all_rows);
     const std::string tried = rows < all_rows ? fmt::format(" (tried on the first {} rows)", rows) : "";
     const float* X = x.ptr();

@@ -484,8 +484,9 @@ class Worker:
     def grader_args(self):
         return ["--graded-on", self.label()] if self.gpu else []
 
-    def grader_env(self, env):
-        return {**env, **gpu_pool.worker_env(self.gpu)} if self.gpu else env
+    def pin(self):
+        """The variables that keep this worker's grader and its runners on its GPU (none on the whole host)."""
+        return gpu_pool.worker_env(self.gpu) if self.gpu else {}
 
 
 SERIAL = Worker()
@@ -703,9 +704,10 @@ def build_and_grade(name, path, work, timeout, log, mode, tasks, course, note, w
                 cmd += ["--objects", f"{t}={','.join(objs)}"]
         env = {k: v for k, v in os.environ.items() if k not in ("ATTNLAB_RUNNER_DIR", "ATTNLAB_GPU_NODE")}
         env.setdefault("ATTNLAB_GOLDENS", os.path.join(ROOT, "goldens"))
-        env = worker.grader_env(env)
-        pinned = " ".join(f"{k}={v}" for k, v in gpu_pool.worker_env(worker.gpu).items()) + " " if worker.gpu else ""
-        print(f"grade: {pinned}{' '.join(shlex.quote(c) for c in cmd)}", file=log, flush=True)
+        pin = worker.pin()
+        env.update(pin)
+        print(f"grade: {''.join(f'{k}={v} ' for k, v in pin.items())}{' '.join(shlex.quote(c) for c in cmd)}", file=log,
+              flush=True)
         rc = run_limited(cmd, ROOT, log, timeout, env=env, preexec=worker.pinned())
         if rc != 0:
             row["flags"] = "; ".join(notes + [f"grader exited {rc}"])
