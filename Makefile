@@ -7,6 +7,7 @@
 #   make sanitize-task2 | sanitize-task4 | sanitize-task5           compute-sanitizer on your kernels' small shapes (GPU)
 #   make task4-bf16 [IMPL=…] [SUITE=…] | bench-task4-bf16   Task 4's bf16 bonus: its tests (GPU) | TFLOP/s
 #   make task4-backward [IMPL=…] [SUITE=…] | bench-task4-backward   Task 4's backward bonus: its tests (GPU) | TFLOP/s
+#   make task4-bf16-backward [IMPL=…] [SUITE=…] | bench-task4-bf16-backward   Task 4's bf16 backward bonus (GPU) | TFLOP/s
 #   make test                                        what CI runs: deps, goldens, both sides, controls
 #   make release | check-release                     the student kit: build/release/attnlab-kit(.tar.gz) (course repository only)
 #   make tune-task4 | ladder-task2 | ladder-task4 | ladder-task5 | reference-times   staff tools (course repository only)
@@ -55,9 +56,9 @@ GPU_TASKS := 2 4 5 6 7
 DRIVE_TASKS := 2 4 5
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
 # A task's folders: taskN, and for Task 4 its bonus parts, each a room of its own (README "Layout").
-# runner_task4 serves all three; each folder brings its operations (serve.cpp), trusted-side
+# runner_task4 serves all four; each folder brings its operations (serve.cpp), trusted-side
 # stand-ins (remote.cpp) and null functions (null_submission.cpp).
-TASK4_PARTS := task4 task4_bf16 task4_backward
+TASK4_PARTS := task4 task4_bf16 task4_backward task4_bf16_backward
 task_dirs    = $(or $(TASK$(1)_PARTS),task$(1))
 # Each task's implementation: <folder>/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard $$(foreach d,$$(call task_dirs,$(t)),$$(d)/$$(IMPL)/*.cpp $$(d)/$$(IMPL)/*.cu))))
@@ -88,7 +89,7 @@ HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp 
                    common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
 HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
-               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu \
+               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu common/cuda/bf16_tensor.cpp \
                common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
                common/llm/history.cpp common/llm/utf8.cpp \
                common/cuda/memory_watch.cpp common/cuda/digest.cu common/llm/remote_model.cpp
@@ -145,7 +146,7 @@ ldlibs_of  = $(if $(filter $(1),$(CPU_TASKS)),$(CPU_LDLIBS),$(LDLIBS))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward \
-        ladder-task4-backward-tf32
+        ladder-task4-backward-tf32 task4-bf16-backward bench-task4-bf16-backward
 .PHONY: cuda-toolkit
 .PHONY: help all deps setup model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
@@ -331,7 +332,7 @@ $(PY_BUILD)/python/bridge.o: python/bridge.cpp
 # ---- Task 4's bf16 bonus (task4_bf16/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
 # Its implementation is part of Task 4's (task4_bf16/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
 TASK4C_ORACLE := common/cuda/backward_oracle_cpu.cpp common/cuda/backward_oracle_gpu.cu
-TASK4_BONUS_CASES := task4_bf16/cases_bf16.cpp task4_backward/cases_backward.cpp $(TASK4C_ORACLE)
+TASK4_BONUS_CASES := task4_bf16/cases_bf16.cpp task4_backward/cases_backward.cpp task4_bf16_backward/cases_bf16_backward.cpp $(TASK4C_ORACLE)
 TASK4B_CASES := task4_bf16/cases_bf16.cpp task4_bf16/remote.cpp
 $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4_bf16/test_task4_bf16.cpp $(TASK4B_CASES)) \
                          $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
@@ -415,6 +416,28 @@ build/reference/bin/ladder_task4_backward_tf32: $(call obj_common,task4_backward
 
 ladder-task4-backward-tf32: build/reference/bin/ladder_task4_backward_tf32
 	./$< $(ARGS)
+
+# ---- Task 4's bf16 backward bonus (task4_bf16_backward/task4_bf16_backward.h): scored apart (grader/rubric.json, "bonus") --
+# Its implementation is part of Task 4's (task4_bf16_backward/$(IMPL)/flash_attention_bf16_backward.cu), so runner_task4 serves it.
+TASK4D_CASES := task4_bf16_backward/cases_bf16_backward.cpp $(TASK4C_ORACLE) task4_bf16_backward/remote.cpp
+$(BUILD)/bin/task4_bf16_backward: $(call obj_common,$(call test_main,4) common/case_test.cpp task4_bf16_backward/test_task4_bf16_backward.cpp \
+                                  $(TASK4D_CASES)) $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
+	@mkdir -p $(dir $@)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
+
+task4-bf16-backward:
+	@bash tools/setup/install_deps.sh --packages-only
+	@$(MAKE) --no-print-directory goldens-if-stale-task4
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task4_bf16_backward $(RUNNER_BIN_DIR)/runner_task4
+	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16_backward
+
+$(BUILD)/bin/bench_task4_bf16_backward: $(call obj_common,task4_bf16_backward/bench_task4_bf16_backward.cpp common/cuda/bf16_convert.cu \
+                                        $(TASK4C_ORACLE) $(TASK4_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(TASK4_SRC))
+	@mkdir -p $(dir $@)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
+
+bench-task4-bf16-backward: $(BUILD)/bin/bench_task4_bf16_backward
+	./$(BUILD)/bin/bench_task4_bf16_backward $(ARGS)
 
 # ---- benchmarks (GPU) --------------------------------------------------------------------------
 # Task 4's baseline is Task 2's reference pipeline, whatever IMPL is.
@@ -566,7 +589,7 @@ all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADE
      $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4) \
      $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16 \
-     $(BUILD)/bin/task4_backward $(BUILD)/bin/bench_task4_backward
+     $(BUILD)/bin/task4_backward $(BUILD)/bin/bench_task4_backward $(BUILD)/bin/task4_bf16_backward $(BUILD)/bin/bench_task4_bf16_backward
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

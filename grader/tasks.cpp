@@ -7,6 +7,7 @@
 #include "task4/cases.h"
 #include "task4_backward/cases_backward.h"
 #include "task4_bf16/cases_bf16.h"
+#include "task4_bf16_backward/cases_bf16_backward.h"
 #include "task5/cases.h"
 #include "task6/cases.h"
 #include "task7/cases.h"
@@ -30,6 +31,7 @@ const std::vector<TaskDef>& built_bonus_parts() {
     static const std::vector<TaskDef> parts = {
         {4, true, task4::bf16_grade_cases, "4b"},
         {4, true, task4::backward_grade_cases, "4c"},
+        {4, true, task4::bf16_backward_grade_cases, "4d"},
     };
     return parts;
 }

@@ -17,7 +17,7 @@ struct TaskDef {
 
 // Tasks whose folders exist and were linked in; the rubric's other tasks are "not available".
 const std::vector<TaskDef>& built_tasks();
-// The bonus parts linked in (Task 4's bf16 forward on tensor cores, "4b"; its backward pass, "4c").
+// The bonus parts linked in (Task 4's bf16 forward on tensor cores, "4b"; its backward pass, "4c"; the backward in bf16, "4d").
 const std::vector<TaskDef>& built_bonus_parts();
 
 }  // namespace grader

@@ -9,9 +9,11 @@
 #include "task4/task4.h"
 
 namespace attn::remote {
-// The bonus parts' operations (task4_bf16/serve.cpp, task4_backward/serve.cpp): runner_task4 serves all three parts.
+// The bonus parts' operations (task4_bf16/serve.cpp, task4_backward/serve.cpp, task4_bf16_backward/serve.cpp): runner_task4
+// serves all four parts.
 Handlers task4_bf16_handlers();
 Handlers task4_backward_handlers();
+Handlers task4_bf16_backward_handlers();
 
 Handlers task_handlers() {
     Handlers h = {
@@ -46,7 +48,7 @@ Handlers task_handlers() {
                  [&] { task4::flash_attention_forward(q.get(), k.get(), v.get(), o.get(), B, H, S, S, D, causal); });
          }},
     };
-    for (Handlers part : {task4_bf16_handlers(), task4_backward_handlers()}) h.insert(part.begin(), part.end());
+    for (Handlers part : {task4_bf16_handlers(), task4_backward_handlers(), task4_bf16_backward_handlers()}) h.insert(part.begin(), part.end());
     return h;
 }
 

@@ -22,6 +22,7 @@
 #include "common/remote/runner.h"
 #include "common/seed.h"
 #include "common/cuda/backward_oracle.h"
+#include "common/cuda/backward_shape.h"
 #include "task4_backward/task4_backward.h"
 
 namespace task4 {
@@ -31,18 +32,6 @@ using namespace attn;
 const std::vector<std::string> kDims = {"b", "h", "s", "d"};
 const Tolerance kTol{2e-5, 1e-4};     // O, dQ, dK, dV (README: torch's own float32 backward uses ≤ 16 % of it)
 const Tolerance kLseTol{2e-5, 2e-5};  // lse (|lse| ≈ log Sk + a few)
-
-struct Shape4 {
-    int B, H, Sq, Sk, D;
-    bool causal;
-    std::string str() const {
-        return Sq == Sk ? fmt::format("B={} H={} S={} D={}{}", B, H, Sq, D, causal ? " causal" : "")
-                        : fmt::format("B={} H={} Sq={} Sk={} D={}{}", B, H, Sq, Sk, D, causal ? " causal" : "");
-    }
-    Shape qs() const { return {B, H, Sq, D}; }
-    Shape ks() const { return {B, H, Sk, D}; }
-    Shape ls() const { return {B, H, Sq}; }
-};
 
 // The inputs of a case and what it expects (host tensors).
 struct Expected {
@@ -183,22 +172,19 @@ CaseResult memory_case() {
          lse_in = to_device(e.want.lse);
     auto o = poisoned_output(s.qs()), lse = poisoned_output(s.ls()), dq = poisoned_output(s.qs()), dk = poisoned_output(s.ks()),
          dv = poisoned_output(s.ks());
-    auto watched_calls = [&](double& host_peak) {
-        remote::stop_runner();
-        wait_for_device_memory_to_settle();  // the old runner's memory back before the window opens
-        const double device = device_memory_peak_during([&] {
-            flash_attention_forward_lse(q.get(), k.get(), v.get(), o.get(), lse.get(), s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
-            flash_attention_backward(q.get(), k.get(), v.get(), o_in.get(), dout.get(), lse_in.get(), dq.get(), dk.get(), dv.get(),
-                                     s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
-        });
-        host_peak = remote::runner_peak_rss_bytes();
-        return device;
-    };
-    double null_device = 0, null_host = 0, host = 0, device = 0;
-    remote::with_null_runner([&] { null_device = watched_calls(null_host); });
-    for (auto* b : {&o, &lse, &dq, &dk, &dv}) b->poison();
-    r.ms = wall_ms([&] { device = watched_calls(host); });
-    const double extra = device - null_device, extra_host = host - null_host;
+    RunnerMemory extra_bytes;
+    r.ms = wall_ms([&] {
+        extra_bytes = runner_memory_beyond_null(
+            [&] {
+                flash_attention_forward_lse(q.get(), k.get(), v.get(), o.get(), lse.get(), s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
+                flash_attention_backward(q.get(), k.get(), v.get(), o_in.get(), dout.get(), lse_in.get(), dq.get(), dk.get(),
+                                         dv.get(), s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
+            },
+            [&] {
+                for (auto* b : {&o, &lse, &dq, &dk, &dv}) b->poison();
+            });
+    });
+    const double extra = extra_bytes.device_bytes, extra_host = extra_bytes.host_bytes;
     r.metrics["runner device bytes beyond the null runner's"] = extra;
     r.metrics["runner host bytes beyond the null runner's"] = extra_host;
     for (const auto& [where, bytes] : {std::pair{"device", extra}, std::pair{"host", extra_host}})

@@ -6,24 +6,10 @@ namespace task4 {
 
 using namespace attn::remote;
 
-namespace {
-// The backward bonus must refuse a null pointer naming it: a null argument travels as a one-float host stand-in,
-// its index in "null", and the runner hands the student's function nullptr in its place (task4_backward/serve.cpp).
-float null_stand_in = 0.0f;
-struct Buffers {
-    std::vector<Arg> args;
-    nlohmann::json null = nlohmann::json::array();
-    void add(const float* p, size_t n, Role role) {
-        if (!p) null.push_back(args.size());
-        args.push_back(p ? Arg{const_cast<float*>(p), n, role, true} : in(&null_stand_in, 1));
-    }
-};
-}  // namespace
-
 void flash_attention_forward_lse(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H, int Sq,
                                  int Sk, int D, bool causal) {
     const size_t nq = count({B, H, Sq, D}), nk = count({B, H, Sk, D}), nl = count({B, H, Sq});
-    Buffers b;
+    NullableArgs b;
     b.add(q, nq, Role::in), b.add(k, nk, Role::in), b.add(v, nk, Role::in), b.add(o, nq, Role::out), b.add(lse, nl, Role::out);
     call("flash_attention_forward_lse", b.args,
          {{"B", B}, {"H", H}, {"Sq", Sq}, {"Sk", Sk}, {"D", D}, {"causal", causal}, {"null", b.null}});
@@ -33,7 +19,7 @@ void flash_attention_backward(const float* q, const float* k, const float* v, co
                               const float* lse, float* dq, float* dk, float* dv, int B, int H, int Sq, int Sk, int D,
                               bool causal) {
     const size_t nq = count({B, H, Sq, D}), nk = count({B, H, Sk, D}), nl = count({B, H, Sq});
-    Buffers b;
+    NullableArgs b;
     b.add(q, nq, Role::in), b.add(k, nk, Role::in), b.add(v, nk, Role::in), b.add(o, nq, Role::in), b.add(dout, nq, Role::in);
     b.add(lse, nl, Role::in), b.add(dq, nq, Role::out), b.add(dk, nk, Role::out), b.add(dv, nk, Role::out);
     call("flash_attention_backward", b.args,

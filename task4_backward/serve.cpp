@@ -5,13 +5,6 @@
 #include "task4_backward/task4_backward.h"
 
 namespace attn::remote {
-namespace {
-float* nullable(Call& c, size_t i) {
-    for (const auto& n : c.args().at("null"))
-        if (n.get<size_t>() == i) return nullptr;
-    return c.p(i);
-}
-}  // namespace
 
 Handlers task4_backward_handlers() {
     return {

@@ -20,6 +20,7 @@
 #include "common/diagnose.h"
 #include "common/cpu_ops.h"
 #include "common/cuda/attention_oracle.h"
+#include "common/cuda/bf16_tensor.h"
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
 #include "common/cuda/gpu_case.h"
@@ -35,59 +36,6 @@ const std::vector<std::string> kDims = {"b", "h", "s", "d"};
 const Tolerance kTol{4e-3, 1.6e-2};  // README: output rounding 2⁻⁸ relative, P in bf16, fp32 sums
 constexpr double kRelL2 = 4e-3;      // ‖got − want‖ / ‖want‖ (README)
 
-uint16_t bf16_bits(float x) {  // round to nearest even (inputs are finite)
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    return uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-float bf16_value(uint16_t b) {
-    const uint32_t u = uint32_t(b) << 16;
-    float x;
-    std::memcpy(&x, &u, 4);
-    return x;
-}
-void round_to_bf16(Tensor& t) {
-    for (float& x : t.data) x = bf16_value(bf16_bits(x));
-}
-
-// A bf16 tensor on the device: n elements in ceil(n/2) float words (the runner's buffers are floats).
-struct Bf16Buffer {
-    size_t n;
-    DeviceBuffer<float> words;
-    explicit Bf16Buffer(size_t count) : n(count), words((count + 1) / 2) {}
-    __nv_bfloat16* get() const { return reinterpret_cast<__nv_bfloat16*>(words.get()); }
-    std::vector<uint16_t> download_bits() const {
-        std::vector<float> w = words.download();
-        std::vector<uint16_t> b(w.size() * 2);
-        std::memcpy(b.data(), w.data(), w.size() * 4);
-        b.resize(n);
-        return b;
-    }
-    void upload(const Tensor& t) {  // values already bf16-exact
-        std::vector<uint16_t> b(words.size() * 2, 0);
-        for (size_t i = 0; i < n; ++i) b[i] = bf16_bits(t.data[i]);
-        std::vector<float> w(words.size());
-        std::memcpy(w.data(), b.data(), w.size() * 4);
-        words.upload(w);
-    }
-    void poison() {
-        std::vector<float> w(words.size());
-        std::memset(w.data(), 0xFF, w.size() * 4);  // every bf16 0xFFFF: NaN
-        words.upload(w);
-    }
-};
-
-Tensor to_tensor(const Bf16Buffer& b, const Shape& shape) {
-    Tensor t(shape);
-    const std::vector<uint16_t> bits = b.download_bits();
-    for (size_t i = 0; i < b.n; ++i) t.data[i] = bf16_value(bits[i]);
-    return t;
-}
-
-bool unchanged(CaseResult& r, const std::string& name, const Tensor& original, const Bf16Buffer& d) {
-    return inputs_unchanged(r, name, original, to_tensor(d, original.shape));
-}
-
 std::string shape_str4(int B, int H, int Sq, int Sk, int D, bool causal) {
     return Sq == Sk ? fmt::format("B={} H={} S={} D={}{}", B, H, Sq, D, causal ? " causal" : "")
                     : fmt::format("B={} H={} Sq={} Sk={} D={}{}", B, H, Sq, Sk, D, causal ? " causal" : "");
@@ -101,25 +49,16 @@ bool run_and_check(CaseResult& r, const std::string& what, const Tensor& q, cons
     dq.upload(q), dk.upload(k), dv.upload(v), dout.poison();
     flash_attention_forward_bf16(dq.get(), dk.get(), dv.get(), dout.get(), B, H, Sq, Sk, D, causal);
     sync_default_stream();
-    if (!unchanged(r, "q", q, dq) || !unchanged(r, "k", k, dk) || !unchanged(r, "v", v, dv)) return false;
-    const Tensor got = to_tensor(dout, q.shape);
+    if (!bf16_input_unchanged(r, "q", q, dq) || !bf16_input_unchanged(r, "k", k, dk) || !bf16_input_unchanged(r, "v", v, dv))
+        return false;
+    const Tensor got = dout.download(q.shape);
     if (!check_output(r, what, got, want, tol, kDims)) {
         add_diagnosis(r, diagnose_attention(got, q, k, v, causal, tol));
         return false;
     }
     // The whole tensor's error too: element-wise bounds let a bf16 accumulator through on short rows, its
     // relative L2 error (≈ 1e-2 at 4096 keys) does not pass this bound (README: a correct kernel's is ≈ 2e-3).
-    double e2 = 0, w2 = 0;
-    for (size_t i = 0; i < got.data.size(); ++i)
-        e2 += double(got.data[i] - want.data[i]) * (got.data[i] - want.data[i]), w2 += double(want.data[i]) * want.data[i];
-    const double rel = w2 > 0 ? std::sqrt(e2 / w2) : std::sqrt(e2);
-    r.metrics["relative L2 error"] = rel;
-    if (rel > kRelL2) {
-        r.reason = fmt::format("{}: relative L2 error {:.2e} > {:.0e} (every element is inside its bound, but the "
-                               "whole is off: an accumulator or a softmax statistic kept in bf16?)", what, rel, kRelL2);
-        return false;
-    }
-    return true;
+    return relative_l2_within(r, what, got, want, kRelL2, "an accumulator or a softmax statistic kept in bf16?");
 }
 
 CaseResult golden_case(const std::string& golden) {

@@ -23,4 +23,8 @@ AttentionGrads attention_backward_f64(const attn::Tensor& q, const attn::Tensor&
 void attention_backward_f64_gpu(const float* q, const float* k, const float* v, const float* dout, float* o, float* lse,
                                 float* dq, float* dk, float* dv, int BH, int Sq, int Sk, int D, bool causal);
 
+// Each row's lse in float32 on the GPU (one warp a row; +∞ for a row that sees no key): a benchmark's input for the
+// heads the float64 oracle does not compute. q [BH, Sq, D], k [BH, Sk, D] device pointers.
+void attention_lse_f32_gpu(const float* q, const float* k, float* lse, int BH, int Sq, int Sk, int D, bool causal);
+
 }  // namespace task4

@@ -99,6 +99,32 @@ __global__ void __launch_bounds__(THREADS) key_kernel(const float* q, const floa
     }
 }
 
+// lse of every row in float32, one warp a row, the plainest way (a benchmark's input for the heads it does not check).
+__global__ void lse_kernel(const float* q, const float* k, float* lse, int Sq, int Sk, int D, bool causal, float scale,
+                           long long rows) {
+    const long long row = blockIdx.x * 8LL + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const long long head = row / Sq;
+    const int i = int(row % Sq), visible = causal ? min(max(i + Sk - Sq + 1, 0), Sk) : Sk;
+    const float* qr = q + row * D;
+    const float* kh = k + head * Sk * D;
+    float m = -INFINITY, l = 0.0f;
+    for (int j = lane; j < visible; j += 32) {
+        float x = 0.0f;
+        for (int d = 0; d < D; ++d) x += qr[d] * kh[size_t(j) * D + d];
+        x *= scale;
+        const float m2 = fmaxf(m, x);
+        l = l * expf(m - m2) + expf(x - m2), m = m2;
+    }
+    for (int off = 16; off > 0; off /= 2) {
+        const float m_o = __shfl_xor_sync(0xffffffffu, m, off), l_o = __shfl_xor_sync(0xffffffffu, l, off), m2 = fmaxf(m, m_o);
+        if (m2 != -INFINITY) l = (m == -INFINITY ? 0.0f : l * expf(m - m2)) + (m_o == -INFINITY ? 0.0f : l_o * expf(m_o - m2));
+        m = m2;
+    }
+    if (lane == 0) lse[row] = m == -INFINITY ? INFINITY : m + logf(l);
+}
+
 }  // namespace
 
 void attention_backward_f64_gpu(const float* q, const float* k, const float* v, const float* dout, float* o, float* lse,
@@ -114,6 +140,12 @@ void attention_backward_f64_gpu(const float* q, const float* k, const float* v, 
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void attention_lse_f32_gpu(const float* q, const float* k, float* lse, int BH, int Sq, int Sk, int D, bool causal) {
+    const long long rows = (long long)BH * Sq;
+    lse_kernel<<<unsigned((rows + 7) / 8), 256>>>(q, k, lse, Sq, Sk, D, causal, float(1.0 / std::sqrt(double(D))), rows);
+    CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace task4

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/cuda/cuda_check.h"
+#include "common/remote/runner.h"
 
 namespace attn {
 namespace {
@@ -56,6 +57,21 @@ void wait_for_device_memory_to_settle() {
         steady = now == last ? steady + 1 : 0;
         last = now;
     }
+}
+
+RunnerMemory runner_memory_beyond_null(const std::function<void()>& calls, const std::function<void()>& between) {
+    auto watched = [&](double& host_peak) {
+        remote::stop_runner();
+        wait_for_device_memory_to_settle();  // the old runner's memory back before the window opens
+        const double device = device_memory_peak_during(calls);
+        host_peak = remote::runner_peak_rss_bytes();
+        return device;
+    };
+    double null_device = 0, null_host = 0, host = 0;
+    remote::with_null_runner([&] { null_device = watched(null_host); });
+    between();
+    const double device = watched(host);
+    return {device - null_device, host - null_host};
 }
 
 }  // namespace attn

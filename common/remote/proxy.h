@@ -18,4 +18,17 @@ inline size_t count(std::initializer_list<int64_t> dims) {
     return n;
 }
 
+// A proxied call's device arguments where a null pointer must reach the student's function as null (it must refuse
+// it by name): a null travels as a one-float host stand-in and its index is listed in `null`, which the call sends
+// as its "null" argument; the runner's side hands the function nullptr in its place (serve.h, nullable()).
+struct NullableArgs {
+    std::vector<Arg> args;
+    nlohmann::json null = nlohmann::json::array();
+    void add(const void* p, size_t floats, Role role) {
+        static float stand_in = 0.0f;
+        if (!p) null.push_back(args.size());
+        args.push_back(p ? Arg{static_cast<float*>(const_cast<void*>(p)), floats, role, true} : in(&stand_in, 1));
+    }
+};
+
 }  // namespace attn::remote

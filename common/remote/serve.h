@@ -35,6 +35,13 @@ private:
 
 using Handlers = std::map<std::string, std::function<void(Call&)>>;
 
+// Buffer `i` of a call whose proxy sent nullable arguments (proxy.h, NullableArgs): nullptr where the caller passed null.
+inline float* nullable(Call& c, size_t i) {
+    for (const auto& n : c.args().at("null"))
+        if (n.get<size_t>() == i) return nullptr;
+    return c.p(i);
+}
+
 // The task's handlers, by op name (taskN/serve.cpp defines it).
 Handlers task_handlers();
 

@@ -2,7 +2,7 @@
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
 # elsewhere (tools/gpu/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   [ONLY_TASKS="5"] [SKIP_TESTS=1] [SKIP_GRADE=1] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [CONTROL_REPEAT=N] [SKIP_EXPLOITS=1] [SKIP_GOLDENS=1] bash tools/gpu/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [backward] [reftimes]
+#   [ONLY_TASKS="5"] [SKIP_TESTS=1] [SKIP_GRADE=1] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [CONTROL_REPEAT=N] [SKIP_EXPLOITS=1] [SKIP_GOLDENS=1] bash tools/gpu/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [backward] [bf16bwd] [reftimes]
 # Carry carry/ (tools/gpu/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
 # model.safetensors}: its goldens and the model's reference are made there.
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
@@ -37,7 +37,7 @@ fi
 for d in build/carry/goldens/*; do [ -e "$d" ] && [ ! -e "goldens/$(basename "$d")" ] && cp -r "$d" goldens/ && note "goldens: $(basename "$d") from the carried copy"; done
 
 tests=$GPU_TASKS
-grep -qw 4 <<<"$GPU_TASKS" && tests="$tests 4_bf16 4_backward"  # Task 4's bonus parts beside it
+grep -qw 4 <<<"$GPU_TASKS" && tests="$tests 4_bf16 4_backward 4_bf16_backward"  # Task 4's bonus parts beside it
 [ -n "${SKIP_TESTS:-}" ] && tests=""
 for t in $tests; do
   timeout 300 ./build/carry/reference/task$t > "$OUT/task${t}_reference.log" 2>&1
@@ -56,7 +56,7 @@ if [ -z "${SKIP_GRADE:-}" ]; then
 fi
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/controls/check_controls.py --prebuilt --grader-timeout 100 --repeat "${CONTROL_REPEAT:-1}" $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})[bc]?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/controls/check_controls.py --prebuilt --grader-timeout 100 --repeat "${CONTROL_REPEAT:-1}" $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})[bcd]?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 [ -z "${SKIP_CONTROLS:-}" ] && note "controls: $(tail -n 1 "$OUT/controls.log")"
 # the exploits only a GPU run can catch (packed by tools/gpu/pack_gpu.sh), each graded by the reference grader
 [ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && python3 tools/controls/check_exploits.py --prebuilt $(ls build/carry/exploits | grep -E "${ONLY_EXPLOITS:-.}" | sed 's/^/--only /') > "$OUT/exploits.log" 2>&1
@@ -79,6 +79,10 @@ for arg in "$@"; do
           note "bench_task4_bf16: exit $?"
           timeout 300 python3 tools/vs_torch/sdpa_bf16.py > "$OUT/sdpa_bf16.log" 2>&1
           note "sdpa_bf16 (torch's bf16 backends, same GPU): exit $?" ;;
+    bf16bwd) timeout 300 ./build/carry/reference/bench_task4_bf16_backward > "$OUT/bench_task4_bf16_backward.log" 2>&1
+          note "bench_task4_bf16_backward: exit $?"
+          timeout 300 python3 tools/vs_torch/sdpa_bf16_backward.py > "$OUT/sdpa_bf16_backward.log" 2>&1
+          note "sdpa_bf16_backward (torch's bf16 backwards, same GPU): exit $?" ;;
     backward) timeout 300 ./build/carry/reference/ladder_task4_backward > "$OUT/ladder_task4_backward.log" 2>&1
           note "ladder_task4_backward: exit $?"
           timeout 300 ./build/carry/reference/bench_task4_backward > "$OUT/bench_task4_backward.log" 2>&1

@@ -39,6 +39,10 @@ strip -o build/carry/reference/bench_task4_bf16 build/reference/bin/bench_task4_
 strip -o build/carry/reference/task4_backward build/reference/bin/task4_backward
 strip -o build/carry/skeleton/task4_backward build/skeleton/bin/task4_backward
 strip -o build/carry/reference/bench_task4_backward build/reference/bin/bench_task4_backward
+# Task 4's bf16 backward bonus: its tests on both sides, its benchmark (tools/vs_torch/sdpa_bf16_backward.py times torch beside it)
+strip -o build/carry/reference/task4_bf16_backward build/reference/bin/task4_bf16_backward
+strip -o build/carry/skeleton/task4_bf16_backward build/skeleton/bin/task4_bf16_backward
+strip -o build/carry/reference/bench_task4_bf16_backward build/reference/bin/bench_task4_bf16_backward
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
 [ -d goldens/task6 ] && mkdir -p build/carry/goldens && cp -r goldens/task6 build/carry/goldens/
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4
