@@ -126,7 +126,7 @@ task_proxy_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard $(addsuffix /remot
 RUNNER_BIN_DIR ?= $(BUILD)/bin
 
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
-               grader/protected.cpp grader/symbols.cpp grader/timed.cpp
+               grader/protected.cpp grader/symbols.cpp grader/timed.cpp grader/node_window.cpp
 
 # Files a submission must not edit; their sums (grader/protected.sha256) are compiled into the grader.
 # (The kit ships all of them; staff-only tools are not among them.)
@@ -282,7 +282,7 @@ $(MODEL_DIR)/reference.safetensors: tools/goldens/train_model.py
 	@bash tools/setup/install_deps.sh
 	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/train_model.py --out $(MODEL_DIR) $(MODEL_ARGS)
 
-$(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp) $(HARNESS_OBJ)
+$(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp grader/test_node_window.cpp grader/node_window.cpp) $(HARNESS_OBJ)
 	@mkdir -p $(dir $@)
 	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 

@@ -24,6 +24,7 @@
 
 #include "common/cuda/device.h"
 #include "grader/isolate.h"
+#include "grader/node_window.h"
 #include "grader/protected.h"
 #include "grader/report.h"
 #include "grader/rubric.h"
@@ -52,6 +53,7 @@ struct Options {
     double timeout_s = 0;                              // overrides the rubric's case_timeout_s when > 0
     bool perf_only = false;  // calibration of the speed curve: time a known-correct kernel, skip its cases
     std::string graded_on;   // which GPU of the host graded this run, as a class run on several GPUs names it
+    std::string node_window;  // the node's timing window when a class is graded on several GPUs (node_window.h)
     bool no_baselines = false;  // --measure-perf: the submission and the reference only (calibration runs)
 };
 
@@ -115,6 +117,9 @@ Options parse(int argc, char** argv, int* measure_task = nullptr) {
     app.add_option("--graded-on", o.graded_on, "which GPU of the host this run had (class grading on several GPUs), "
                    "for the reports")
         ->type_name("TEXT")->group(grading);
+    app.add_option("--node-window", o.node_window, "a directory of lock files shared by the graders of one node (class grading "
+                   "on several GPUs): each times its tasks alone on the node (grader/node_window.h)")
+        ->type_name("DIR")->group(grading);
     app.add_option("--submissions", batch_dir,
                    "grade a whole class: every argument goes to tools/class/batch_grade.py (its --help: --slurm, --index, "
                    "--tasks, --build-only, --grade-only, --gres, …)")
@@ -174,9 +179,14 @@ std::string reference_times_path(const Options& opt) {
 std::string label(const RubricTask& rt) { return rt.bonus.empty() ? fmt::format("task {}", rt.id) : "bonus " + rt.bonus; }
 
 // The trusted measurement of the task's speed (perf.h), and a line per timed shape.
+// With --node-window, alone on the node: no other grader of the class times, runs cases or builds meanwhile.
 void time_task(TaskReport& t, const RubricTask& rt, const Rubric& rubric, const Options& opt, const std::string& logs) {
+    const NodeWindow alone(opt.node_window, NodeWindow::Mode::timing);
     t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
                              fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt), !opt.perf_only);
+    if (!opt.node_window.empty())
+        t.perf.note += fmt::format("{}timed alone on the node (waited {:.1f} s for the other GPUs' work to stop)",
+                                   t.perf.note.empty() ? "" : "; ", alone.waited_s());
     for (const auto& r : t.perf.rows)
         fmt::print("  perf {:<28} {:9.3f} ms  reference {:9.3f} ms  {} {}\n", r.name, r.ms, r.ref_ms,
                    rt.perf.share > 0 ? fmt::format("credit {:3.0f}%", 100 * r.credit) : "(shown, not credited)", r.flag);
@@ -216,9 +226,11 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         return;
     }
     const auto cases = def.cases();
-    const TaskRun run =
-        run_isolated(def, {rubric.case_timeout_s, rubric.memory_limit_mb,
-                           fmt::format("{}/{}.log", logs, rt.bonus.empty() ? fmt::format("task{}", rt.id) : "bonus" + rt.bonus)});
+    const TaskRun run = [&] {
+        const NodeWindow work(opt.node_window, NodeWindow::Mode::work);  // beside other GPUs' work, never their timing
+        return run_isolated(def, {rubric.case_timeout_s, rubric.memory_limit_mb,
+                                  fmt::format("{}/{}.log", logs, rt.bonus.empty() ? fmt::format("task{}", rt.id) : "bonus" + rt.bonus)});
+    }();
     if (!run.device.empty()) g.gpu = run.device;
     if (!run.not_run.empty()) {
         if (g.gpu.rfind("none", 0) == 0) g.gpu = "none: " + run.not_run;

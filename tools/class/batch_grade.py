@@ -66,6 +66,7 @@ from task_folders import FOLDER, task_folders, task_of  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import class_report  # noqa: E402
 import gpus as gpu_pool  # noqa: E402
+from node_window import node_window  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GRADER = os.path.join(ROOT, "build/reference/bin/grader")
@@ -463,8 +464,9 @@ class Worker:
     """Where one submission is built and graded: the whole host (serial grading), or one GPU and its share of the
     CPU cores (--gpus: one worker per GPU; tools/class/gpus.py)."""
 
-    def __init__(self, gpu=None, cores=None):
-        self.gpu, self.cores = gpu, cores
+    def __init__(self, gpu=None, cores=None, window=None):
+        # window: the node's timing window (grader/node_window.h), a directory shared by the workers of one node
+        self.gpu, self.cores, self.window = gpu, cores, window
 
     def jobs(self):
         return len(self.cores) if self.cores else 2
@@ -482,7 +484,7 @@ class Worker:
         return gpu_pool.label(self.gpu) if self.gpu else ""
 
     def grader_args(self):
-        return ["--graded-on", self.label()] if self.gpu else []
+        return (["--graded-on", self.label()] if self.gpu else []) + (["--node-window", self.window] if self.window else [])
 
     def pin(self):
         """The variables that keep this worker's grader and its runners on its GPU (none on the whole host)."""
@@ -525,7 +527,8 @@ def build(tree, targets, log, timeout, worker=SERIAL):
             pre = as_build_user
     print(f"build ({how}): {' '.join(shlex.quote(c) for c in cmd)}", file=log, flush=True)
     try:
-        rc = run_limited(argv, tree, log, timeout, env={"PATH": PATH, "HOME": "/tmp"}, preexec=worker.pinned(pre))
+        with node_window(worker.window):  # never while another GPU's grader times (grader/node_window.h)
+            rc = run_limited(argv, tree, log, timeout, env={"PATH": PATH, "HOME": "/tmp"}, preexec=worker.pinned(pre))
     finally:
         if how.startswith("uid"):  # the build user (also the fallback runners' user) may write the tree no longer
             owner(tree, os.geteuid(), os.getegid())
@@ -884,7 +887,7 @@ def main():
     course = CourseBuild(args.out, may_build=args.index is None) if mode != "grade" else None
     if course and not course.may_build and not course.objects():
         course = None
-    workers = make_workers(args.gpus)
+    workers = make_workers(args.gpus, args.out)
     # A run that stopped for want of disk or memory left the students it had graded: their rows are kept.
     stopped = os.path.join(args.out, STOPPED)
     done = set()
@@ -920,8 +923,9 @@ def report(args):
         print(f"batch: the class report was not written: {type(e).__name__}: {e}", file=sys.stderr)
 
 
-def make_workers(spec):
-    """One worker per GPU of --gpus, each with its share of the cores; without --gpus, one worker: the host."""
+def make_workers(spec, out):
+    """One worker per GPU of --gpus, each with its share of the cores; without --gpus, one worker: the host. Workers of
+    several GPUs share a timing window (out/.node-window): each times alone on the node (grader/node_window.h)."""
     if not spec:
         return [SERIAL]
     try:
@@ -929,7 +933,10 @@ def make_workers(spec):
     except gpu_pool.GpuError as e:
         raise SystemExit(f"batch: {e}")
     cores = gpu_pool.split_cores(len(chosen))
-    workers = [Worker(g, c) for g, c in zip(chosen, cores)]
+    window = os.path.abspath(os.path.join(out, ".node-window")) if len(chosen) > 1 else None
+    if window:
+        os.makedirs(window, exist_ok=True)
+    workers = [Worker(g, c, window) for g, c in zip(chosen, cores)]
     shared = len({c for w in workers for c in w.cores}) < sum(len(w.cores) for w in workers)
     for w in workers:
         print(f"batch: worker on {w.label()}, cores {','.join(map(str, w.cores))}", flush=True)

@@ -238,6 +238,10 @@ want = {"reference": lambda r: float(r["task1"]) == 2, "zeros": lambda r: 0 < fl
         "broken": lambda r: "does not build" in r["flags"], "skeleton": lambda r: float(r["total"]) == 0,
         "printer": lambda r: float(r["total"]) < 1 and r["sandbox"] == "bubblewrap"}  # the steps that do not call naive_mha pass
 bad += [f"{who}: {gpus.get(who)}" for who, ok in want.items() if who not in gpus or not ok(gpus[who])]
+if not os.path.exists(f"{P}/gpus/.node-window/window.lock"):
+    bad.append("the workers shared no timing window (grader/node_window.h): .node-window/window.lock was never taken")
+if "--node-window" not in open(f"{P}/gpus/reference/grade.log").read():
+    bad.append("the reference's grader was not given the node's timing window (--node-window)")
 used = {r["gpu"] for r in gpus.values() if r["gpu"]}
 if len(used) != 2:
     bad.append(f"the two workers did not both grade: {used}")
