@@ -845,6 +845,10 @@ def main():
                                                        "the rubric's case_timeout_s)")
     ap.add_argument("--gpus", help="grade on these GPUs at once, one worker each: 'all' or indices as nvidia-smi numbers "
                                    "them (0,1); each worker gets its GPU alone and a share of the CPU cores")
+    ap.add_argument("--timing", choices=("alone", "beside"), default="alone",
+                    help="with --gpus: 'alone' (the default) times each task with nothing else of the class running on the "
+                         "node (fair: credit as on one GPU; a class whose grades are mostly timing gains little speed), "
+                         "'beside' times while the other GPUs work (faster; a submission's speed credit may move by ~10 points)")
     ap.add_argument("--no-setup", action="store_true",
                     help="skip `make setup` (a GPU node without the course's packages, its goldens made there or carried)")
     args = ap.parse_args()
@@ -887,7 +891,7 @@ def main():
     course = CourseBuild(args.out, may_build=args.index is None) if mode != "grade" else None
     if course and not course.may_build and not course.objects():
         course = None
-    workers = make_workers(args.gpus, args.out)
+    workers = make_workers(args.gpus, args.out if args.timing == "alone" else None)
     # A run that stopped for want of disk or memory left the students it had graded: their rows are kept.
     stopped = os.path.join(args.out, STOPPED)
     done = set()
@@ -925,7 +929,8 @@ def report(args):
 
 def make_workers(spec, out):
     """One worker per GPU of --gpus, each with its share of the cores; without --gpus, one worker: the host. Workers of
-    several GPUs share a timing window (out/.node-window): each times alone on the node (grader/node_window.h)."""
+    several GPUs share a timing window (out/.node-window) unless out is None (--timing beside): each times alone on the
+    node (grader/node_window.h)."""
     if not spec:
         return [SERIAL]
     try:
@@ -933,7 +938,7 @@ def make_workers(spec, out):
     except gpu_pool.GpuError as e:
         raise SystemExit(f"batch: {e}")
     cores = gpu_pool.split_cores(len(chosen))
-    window = os.path.abspath(os.path.join(out, ".node-window")) if len(chosen) > 1 else None
+    window = os.path.abspath(os.path.join(out, ".node-window")) if out and len(chosen) > 1 else None
     if window:
         os.makedirs(window, exist_ok=True)
     workers = [Worker(g, c, window) for g, c in zip(chosen, cores)]

@@ -265,6 +265,14 @@ for spec in "0,5|GPU 5 not on this host (it has: 0, 1)" "1,1|GPU 1 named twice" 
   [ ! -e "$P/refused/gradebook.csv" ] || fail "--gpus ${spec%%|*} graded something"
 done
 echo "check-batch: --gpus names a missing, doubled or busy GPU and grades nothing"
+# --timing: alone (the default) gives every worker the node's one timing window; beside gives none
+ATTNLAB_TEST_GPUS=2 /usr/bin/python3 - "$P/window" <<'PY' > "$P/timing.log" 2>&1 || { cat "$P/timing.log"; fail "--timing alone|beside does not set the workers' timing window"; }
+import sys; sys.path.insert(0, "tools/class"); import batch_grade as b
+alone, beside = b.make_workers("all", sys.argv[1]), b.make_workers("all", None)
+assert len({w.window for w in alone}) == 1 and all("--node-window" in w.grader_args() for w in alone), [w.window for w in alone]
+assert all(w.window is None and "--node-window" not in w.grader_args() for w in beside), [w.window for w in beside]
+PY
+echo "check-batch: --timing alone shares one timing window among the workers, beside gives none"
 
 # The class report after two gradings (the serial run and the one on two test GPUs, one history), in a real browser;
 # and the same check must fail on a report whose numbers, layout or privacy were broken.

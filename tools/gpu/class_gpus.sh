@@ -8,7 +8,8 @@
 #          (grader --perf-only --task 5, each worker's pinning), twice on GPU 0 alone, then twice on GPUs 0 and 1 at once;
 #          per shape the ratio (the sample's time / the reference's) to $OUT/perf.log
 #   compare  each submission's credit in the two runs ($OUT/gradebook-{one,all}.csv; also here, on fetched files)
-# [CLASS="reference slow …"] only these samples; [TASKS=4,5] the tasks graded (5 alone: a shorter run). Their goldens are made first (torch). Logs, gradebooks and wall times to $OUT (default build/class-out).
+# [CLASS="reference slow …"] only these samples; [TASKS=4,5] the tasks graded (5 alone: a shorter run); [TIMING=beside] the
+# workers time while the others work (batch_grade.py --timing; the default, alone, times each task alone on the node). Their goldens are made first (torch). Logs, gradebooks and wall times to $OUT (default build/class-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/class-out}
@@ -43,7 +44,7 @@ for step in "$@"; do
     rm -rf "build/class-$step" && cp -r build/class-gpu "build/class-$step"
     start=$(date +%s.%N)
     /usr/bin/python3 tools/class/batch_grade.py --submissions build/class-samples --out "build/class-$step" --grade-only \
-      --no-setup --tasks "$TASKS" --gpus "$spec" > "$OUT/class-$step.log" 2>&1
+      --no-setup --tasks "$TASKS" --gpus "$spec" --timing "${TIMING:-alone}" > "$OUT/class-$step.log" 2>&1
     rc=$?
     wall=$(/usr/bin/python3 -c "import time; print(f'{time.time() - $start:.0f}')")
     echo "class --gpus $spec: exit $rc, wall $wall s" | tee -a "$OUT/summary.log"
