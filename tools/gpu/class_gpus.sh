@@ -51,6 +51,8 @@ for step in "$@"; do
     echo "  the grabber's runners said: $(grep -rhao 'grabber: [-0-9]* GPU(s) reachable' "build/class-$step/grabber" | sort | uniq -c | tr -s ' ' | tr '\n' ';')" \
       | tee -a "$OUT/summary.log"
     cp "build/class-$step/gradebook.csv" "$OUT/gradebook-$step.csv" 2>/dev/null
+    # the class report and the students' pages (tools/class/class_report.py), one file
+    tar -czf "$OUT/report-$step.tar.gz" -C "build/class-$step" report history.jsonl 2>/dev/null
     # one file per run (what comes back from a GPU machine is capped in files): each student's report and speed rows
     for d in build/class-$step/*/; do [ -f "$d/Results.md" ] && { echo "=== $(basename "$d")"; cat "$d/Results.md"
       cat "$d"/logs/task*-bench.log 2>/dev/null; }; done > "$OUT/reports-$step.md" ;;
