@@ -84,7 +84,7 @@ task_impl_src = $(foreach u,$(TASK$(1)_USES) $(1),$(TASK$(u)_SRC))
 # The CPU tasks' harness needs no CUDA toolkit: plain g++, no cuBLAS or cudart (a student without a GPU builds Tasks 1
 # and 3 with packages alone). Every other program links the whole harness.
 HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/diagnose.cpp \
-                   common/diagnose_kernels.cpp \
+                   common/diagnose_kernels.cpp common/diagnose_backward.cpp \
                    common/cases.cpp common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
                    common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
 HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
@@ -282,7 +282,8 @@ $(MODEL_DIR)/reference.safetensors: tools/goldens/train_model.py
 	@bash tools/setup/install_deps.sh
 	PYTHONPATH=$(CURDIR)/.deps/py $(PYTHON) tools/goldens/train_model.py --out $(MODEL_DIR) $(MODEL_ARGS)
 
-$(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp grader/test_node_window.cpp grader/node_window.cpp) $(HARNESS_OBJ)
+$(BUILD)/bin/unit_tests: $(call obj_common,common/test_main.cpp common/test_harness.cpp common/test_diagnose_backward.cpp \
+                        common/cuda/backward_oracle_cpu.cpp grader/test_node_window.cpp grader/node_window.cpp) $(HARNESS_OBJ)
 	@mkdir -p $(dir $@)
 	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 

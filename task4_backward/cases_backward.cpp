@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "common/check.h"
+#include "common/diagnose_backward.h"
 #include "common/cuda/gpu_case.h"
 #include "common/cuda/memory_watch.h"
 #include "common/golden.h"
@@ -81,9 +82,13 @@ bool check_backward(CaseResult& r, const std::string& call, const Shape4& s, con
                                      std::tuple{"o", &e.want.o, &o}, std::tuple{"dout", &e.dout, &g}, std::tuple{"lse", &e.want.lse, &lse}})
         if (!device_input_unchanged(r, name, *t, *d)) return false;
     const std::string c = s.causal ? " [causal]" : "";
-    return check_output(r, call + "dV" + c, got_dv, e.want.dv, tol, kDims) &&
-           check_output(r, call + "dK" + c + " (dV is right)", got_dk, e.want.dk, tol, kDims) &&
-           check_output(r, call + "dQ" + c + " (dK and dV are right)", got_dq, e.want.dq, tol, kDims);
+    auto judged = [&](const char* grad, const std::string& what, const Tensor& got, const Tensor& want) {
+        if (check_output(r, what, got, want, tol, kDims)) return true;
+        add_diagnosis(r, diagnose_backward(grad, got, e.q, e.k, e.v, e.dout, s.causal, tol));  // common/diagnose_backward.h
+        return false;
+    };
+    return judged("dV", call + "dV" + c, got_dv, e.want.dv) && judged("dK", call + "dK" + c + " (dV is right)", got_dk, e.want.dk) &&
+           judged("dQ", call + "dQ" + c + " (dK and dV are right)", got_dq, e.want.dq);
 }
 
 CaseResult golden_case(const std::string& golden) {

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "common/check.h"
+#include "common/diagnose_backward.h"
 #include "common/cuda/backward_oracle.h"
 #include "common/cuda/backward_shape.h"
 #include "common/cuda/bf16_tensor.h"
@@ -53,11 +54,15 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> bf16_inputs(std::mt19937_64& g, const
     return {q, k, v, dout};
 }
 
-// Gradient `grad` (its label `what`) against its expected value: every element within tol, then the whole within kRelL2.
+// Gradient `grad` (its label `what`) against its expected value: every element within tol, then the whole within kRelL2;
+// a failure names the mistake it matches, or where it lives (common/diagnose_backward.h).
 bool check_grad(CaseResult& r, const std::string& grad, const std::string& what, const Tensor& got, const Tensor& want,
-                Tolerance tol) {
-    return check_output(r, what, got, want, tol, kDims) &&
-           relative_l2_within(r, what, got, want, kRelL2, "a sum kept in bf16, or dS rounded before δ is subtracted?",
+                Tolerance tol, const Expected& e, bool causal) {
+    if (!check_output(r, what, got, want, tol, kDims)) {
+        add_diagnosis(r, diagnose_backward(grad, got, e.q, e.k, e.v, e.dout, causal, tol));
+        return false;
+    }
+    return relative_l2_within(r, what, got, want, kRelL2, "a sum kept in bf16, or dS rounded before δ is subtracted?",
                               "relative L2 error of " + grad);
 }
 
@@ -76,9 +81,9 @@ bool check_backward(CaseResult& r, const std::string& call, const Shape4& s, con
         if (!bf16_input_unchanged(r, name, *t, *d)) return false;
     if (!device_input_unchanged(r, "lse", e.lse, lse)) return false;
     const std::string c = s.causal ? " [causal]" : "";
-    return check_grad(r, "dV", call + "dV" + c, dv.download(s.ks()), e.dv, tol) &&
-           check_grad(r, "dK", call + "dK" + c + " (dV is right)", dk.download(s.ks()), e.dk, tol) &&
-           check_grad(r, "dQ", call + "dQ" + c + " (dK and dV are right)", dq.download(s.qs()), e.dq, tol);
+    return check_grad(r, "dV", call + "dV" + c, dv.download(s.ks()), e.dv, tol, e, s.causal) &&
+           check_grad(r, "dK", call + "dK" + c + " (dV is right)", dk.download(s.ks()), e.dk, tol, e, s.causal) &&
+           check_grad(r, "dQ", call + "dQ" + c + " (dK and dV are right)", dq.download(s.qs()), e.dq, tol, e, s.causal);
 }
 
 CaseResult golden_case(const std::string& golden) {
@@ -186,9 +191,9 @@ CaseResult memory_case() {
                                    bytes / 1e9, where, s_by_s / 1e9);
             return r;
         }
-    if (check_grad(r, "dV", "dV [causal]", dv.download(s.ks()), e.dv, kTol) &&
-        check_grad(r, "dK", "dK [causal] (dV is right)", dk.download(s.ks()), e.dk, kTol) &&
-        check_grad(r, "dQ", "dQ [causal] (dK and dV are right)", dq.download(s.qs()), e.dq, kTol))
+    if (check_grad(r, "dV", "dV [causal]", dv.download(s.ks()), e.dv, kTol, e, s.causal) &&
+        check_grad(r, "dK", "dK [causal] (dV is right)", dk.download(s.ks()), e.dk, kTol, e, s.causal) &&
+        check_grad(r, "dQ", "dQ [causal] (dK and dV are right)", dq.download(s.qs()), e.dq, kTol, e, s.causal))
         r.status = "passed";
     return r;
 }
