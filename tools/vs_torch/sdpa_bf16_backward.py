@@ -1,4 +1,5 @@
-"""Times torch's bf16 attention backwards (SDPA's cuDNN and FlashAttention-2 backends) at the shapes of
+"""Times torch's bf16 attention backwards (SDPA's cuDNN and FlashAttention-2 backends, and FlashAttention-4's CuTe
+kernels where `flash-attn-4` is installed: ../shared/bench/fa4/ has the recipe) at the shapes of
 make bench-task4-bf16-backward, for the side-by-side table of docs/perf.md (Task 4's bf16 backward bonus, 4d).
 The same method as the C++ benchmark: FLOPs = 2.5 × 4·B·H·S²·D (halved when causal); CUDA events around each
 backward (torch.autograd.grad of a stored forward's output), a 256 MB L2 flush before it, 3 warm-ups, the median of 10.
@@ -13,6 +14,10 @@ import torch.nn.functional as F
 SHAPES = [(16, 16, 1024, 128), (4, 16, 4096, 128), (1, 16, 16384, 128), (16, 32, 1024, 64), (4, 32, 4096, 64),
           (1, 32, 16384, 64)]
 BACKENDS = [("cuDNN", SDPBackend.CUDNN_ATTENTION), ("FA2", SDPBackend.FLASH_ATTENTION)]
+try:  # FlashAttention-4 (CuTe DSL; on Hopper FlashAttention-3's design), [B, S, H, D] tensors
+    from flash_attn.cute.interface import flash_attn_func as fa4_func
+except Exception as e:  # noqa: BLE001 — not installed, or installed without what it needs
+    fa4_func, FA4_MISSING = None, f"{type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"
 
 
 def time_ms(fn, flush, warmup=3, reps=10):
@@ -33,6 +38,7 @@ def time_ms(fn, flush, warmup=3, reps=10):
 def main():
     quick = "--quick" in sys.argv
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
+    print("FA4: " + ("flash-attn-4 timed beside them" if fa4_func else f"not installed here, not timed ({FA4_MISSING})"))
     print("backward TFLOP/s (2.5 x 4·B·H·S²·D, halved when causal); events, 256 MB L2 flush, median of 10 after 3")
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     g = torch.Generator(device="cuda").manual_seed(2026)
@@ -53,6 +59,17 @@ def main():
                 except RuntimeError as e:
                     cells.append(f"{name} not available: {str(e).splitlines()[0][:60]}")
                 del qr, kr, vr
+            if fa4_func:
+                qs, ks, vs = (t.detach().transpose(1, 2).contiguous().requires_grad_() for t in (q, k, v))
+                try:
+                    o = fa4_func(qs, ks, vs, causal=causal)
+                    o = o[0] if isinstance(o, tuple) else o
+                    ds = dout.transpose(1, 2).contiguous()
+                    ms = time_ms(lambda: torch.autograd.grad(o, (qs, ks, vs), ds, retain_graph=True), flush)
+                    cells.append(f"FA4 {ms:8.3f} ms {flops / ms / 1e9:6.1f} TFLOP/s")
+                except Exception as e:  # noqa: BLE001 — a shape FA4 refuses is said, not fatal
+                    cells.append(f"FA4 failed: {str(e).splitlines()[0][:60] if str(e) else type(e).__name__}")
+                del qs, ks, vs
             print(f"B={B} H={H} S={S} D={D}{' causal' if causal else '':<7}  " + "  |  ".join(cells), flush=True)
             del q, k, v, dout
             torch.cuda.empty_cache()
