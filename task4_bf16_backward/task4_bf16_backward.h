@@ -11,7 +11,7 @@
 // the softmax's recomputation in float32; only the outputs are rounded to bf16. dq, dk and dv are overwritten.
 // A row that sees no key gives zero gradients; a key that no row sees gets dk = dv = 0. Launches on the default
 // stream, returns without synchronising, and holds nothing of size Sq × Sk.
-// task4/README.md ("Bonus: the bf16 backward") gives the plan, the tolerance and the ladder.
+// task4_bf16_backward/README.md gives the plan, the tolerance and the ladder.
 #pragma once
 #include <cuda_bf16.h>
 

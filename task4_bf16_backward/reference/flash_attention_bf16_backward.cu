@@ -9,7 +9,7 @@
 // tiles (each block owns 64 keys of one head, holds their dK and dV in registers and walks the query tiles,
 // adding its share of dQ to the accumulator with atomics), and dQ's conversion to bf16. Needs sm_80 or newer
 // (bf16 mma.sync); on an older GPU the call throws std::runtime_error saying so.
-// task4/README.md ("Bonus: the bf16 backward") gives the plan, the tolerance and the ladder.
+// task4_bf16_backward/README.md gives the plan, the tolerance and the ladder.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -377,7 +377,7 @@ bool device_has_bf16_mma(std::string* name) {
 
 #else
 // ------------------------------------------------------------------------------------------------
-// The plan (task4/README.md, "Bonus: the bf16 backward"): FlashAttention-2's Algorithm 2 on the tensor cores.
+// The plan (task4_bf16_backward/README.md, "The plan"): FlashAttention-2's Algorithm 2 on the tensor cores.
 // Three kernels on the default stream:
 //   row_term_kernel   δ_i = Σ_d dO_id·O_id in float32 for every row; dQ's float32 accumulator (a scratch buffer of
 //                     B·H·Sq·D floats: cudaMallocAsync / cudaFreeAsync on stream 0) set to zero.
