@@ -63,6 +63,7 @@
 #include <utility>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/stream_scratch.h"
 
 namespace task4_ladder {
 namespace bwd_tf32 {
@@ -448,26 +449,6 @@ inline bool runs_here(int D) {
     return dev.x >= 8 && size_t(dev.y) >= need;
 }
 
-// D_i's scratch (B·H·Sq floats), in stream order on the default stream, from a pool that keeps its memory between
-// calls (the default pool unmaps it at every synchronisation: the reference measured 0.23 ms instead of 0.13 ms a call
-// at B=4 H=32 S=128).
-inline cudaMemPool_t scratch_pool() {
-    static const cudaMemPool_t pool = [] {
-        int dev = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        cudaMemPoolProps props{};
-        props.allocType = cudaMemAllocationTypePinned;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = dev;
-        cudaMemPool_t p = nullptr;
-        CUDA_CHECK(cudaMemPoolCreate(&p, &props));
-        uint64_t keep = UINT64_MAX;
-        CUDA_CHECK(cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep));
-        return p;
-    }();
-    return pool;
-}
-
 template <int D, bool CHUNKS>
 void launch(const Params& p, const float* o, float* delta, int BH) {
     const size_t rows = size_t(BH) * p.Sq;
@@ -493,7 +474,7 @@ void backward(const float* q, const float* k, const float* v, const float* o, co
     if (!runs_here(D)) return fallback(q, k, v, o, dout, lse, dq, dk, dv, B, H, Sq, Sk, D, causal);
     const int BH = B * H;
     float* delta = nullptr;
-    CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&delta), size_t(BH) * Sq * sizeof(float), scratch_pool(), 0));
+    CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&delta), size_t(BH) * Sq * sizeof(float), attn::keeping_pool(), 0));
     const double scale = 1.0 / std::sqrt(double(D));
     const Params p{q, k, v, dout, lse, delta, dq, dk, dv, Sq, Sk, causal, float(scale), float(1.4426950408889634 * scale)};
     try {

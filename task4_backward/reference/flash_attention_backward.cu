@@ -21,6 +21,7 @@
 
 #include "common/cuda/cuda_check.h"
 #include "common/cuda/grid.cuh"
+#include "common/cuda/stream_scratch.h"
 #include "common/todo.h"
 #include "task4_backward/task4_backward.h"
 
@@ -630,35 +631,6 @@ void validate(const char* fn, std::initializer_list<std::pair<const char*, const
     }
 }
 
-// D_i's scratch, B·H·Sq floats, allocated and freed in stream order on the default stream (no synchronisation), from a
-// pool of this file's own that keeps its memory between calls: the default pool gives it back to the driver at every
-// synchronisation and maps it again on the next call, which made a call at B=4 H=32 S=128 take 0.226 ms instead of
-// 0.130 ms (H100, task4/README.md).
-cudaMemPool_t scratch_pool() {
-    static const cudaMemPool_t pool = [] {
-        int dev = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        cudaMemPoolProps props{};
-        props.allocType = cudaMemAllocationTypePinned;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = dev;
-        cudaMemPool_t p = nullptr;
-        CUDA_CHECK(cudaMemPoolCreate(&p, &props));
-        uint64_t keep = UINT64_MAX;
-        CUDA_CHECK(cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep));
-        return p;
-    }();
-    return pool;
-}
-
-struct RowScratch {
-    float* p = nullptr;
-    explicit RowScratch(size_t n) {
-        CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&p), n * sizeof(float), scratch_pool(), 0));
-    }
-    ~RowScratch() { cudaFreeAsync(p, 0); }
-};
-
 }  // namespace bwd_detail
 
 // The backward with a choice of design (the ladder, task4_backward/ladder/ladder_backward.h, measures each): dQ by
@@ -672,7 +644,7 @@ void flash_attention_backward_variant(bool dq_atomic, bool prefetch, bool vec_re
              {{"q", q}, {"k", k}, {"v", v}, {"o", o}, {"dout", dout}, {"lse", lse}, {"dq", dq}, {"dk", dk}, {"dv", dv}}, B, H,
              Sq, Sk, D);
     const int BH = B * H;
-    RowScratch delta(size_t(BH) * Sq);
+    attn::StreamScratch delta(size_t(BH) * Sq);  // D_i (common/cuda/stream_scratch.h)
     const double scale = 1.0 / std::sqrt(double(D));
     const BwdParams p{q, k, v, dout, lse, delta.p, dq, dk, dv, Sq, Sk, causal, float(scale), float(1.4426950408889634 * scale), (long long)BH};
     const bool reference = dq_atomic && prefetch && vec_red;

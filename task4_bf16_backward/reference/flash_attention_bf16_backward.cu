@@ -22,8 +22,12 @@
 
 #include "common/cuda/cuda_check.h"
 #include "common/cuda/grid.cuh"
+#include "common/cuda/stream_scratch.h"
 #include "common/todo.h"
 #include "task4_bf16_backward/task4_bf16_backward.h"
+#if SOLUTION
+#include "task4_bf16/reference/bf16_mma.cuh"
+#endif
 
 namespace task4 {
 
@@ -52,36 +56,18 @@ namespace bf16_bwd_detail {
 constexpr int THREADS = 128, WARPS = 4, BC = 64;
 constexpr float kLog2e = 1.4426950408889634f;
 
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+using bf16_detail::cp_async16;  // the mma.sync primitives of 4b's reference (task4_bf16/reference/bf16_mma.cuh)
+using bf16_detail::cp_async_commit;
+using bf16_detail::cp_async_wait;
+using bf16_detail::smem_u32;
 __device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+    bf16_detail::ldmatrix_x4(addr, r0, r1, r2, r3);
 }
 __device__ __forceinline__ void ldsm_x4_t(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+    bf16_detail::ldmatrix_x4_trans(addr, r0, r1, r2, r3);
 }
-// c += a·b: m16n8k16, a row-major 16×16 bf16, b column-major 16×8 bf16, c float32
-__device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-    __trap();  // the host side refuses GPUs older than sm_80 before launching
-#endif
-}
-__device__ __forceinline__ unsigned pack(float lo, float hi) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x (the low 16 bits) = lo
-    return *reinterpret_cast<const unsigned*>(&h);
-}
+__device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) { bf16_detail::mma_bf16(c, a, b0, b1); }
+__device__ __forceinline__ unsigned pack(float lo, float hi) { return bf16_detail::pack_bf16(lo, hi); }
 __device__ __forceinline__ float ex2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
@@ -319,34 +305,10 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
         }
 }
 
-// Scratch (δ and dQ's float32 accumulator), allocated and freed in stream order from a pool of this file's own that
-// keeps its memory between calls (the default pool gives it back at every synchronisation and maps it again).
-cudaMemPool_t scratch_pool() {
-    static const cudaMemPool_t pool = [] {
-        int dev = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        cudaMemPoolProps props{};
-        props.allocType = cudaMemAllocationTypePinned;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = dev;
-        cudaMemPool_t p = nullptr;
-        CUDA_CHECK(cudaMemPoolCreate(&p, &props));
-        uint64_t keep = UINT64_MAX;
-        CUDA_CHECK(cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep));
-        return p;
-    }();
-    return pool;
-}
-struct Scratch {
-    float* p = nullptr;
-    explicit Scratch(size_t n) { CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&p), n * sizeof(float), scratch_pool(), 0)); }
-    ~Scratch() { cudaFreeAsync(p, 0); }
-};
-
 template <int D, int BR>
 void run(const Params& base, const __nv_bfloat16* o, __nv_bfloat16* dq) {
     const long long rows = base.BH * base.Sq;
-    Scratch delta{size_t(rows)}, accum{size_t(rows) * D};
+    attn::StreamScratch delta{size_t(rows)}, accum{size_t(rows) * D};  // δ, dQ's accumulator
     Params p = base;
     p.delta = delta.p, p.dq_accum = accum.p;
     constexpr int RPB = 256 / (D / 8);

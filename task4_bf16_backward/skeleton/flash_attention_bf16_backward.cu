@@ -22,6 +22,7 @@
 
 #include "common/cuda/cuda_check.h"
 #include "common/cuda/grid.cuh"
+#include "common/cuda/stream_scratch.h"
 #include "common/todo.h"
 #include "task4_bf16_backward/task4_bf16_backward.h"
 

@@ -2,27 +2,13 @@
 make bench-task4-bf16 / ladder-task4-bf16, for the side-by-side table of docs/perf.md (Task 4's bf16 bonus).
 FLOPs = 4·B·H·S²·D (halved when causal); CUDA events around each call, L2 flushed before it, warm-up, median.
 Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/sdpa_bf16.py [--quick]"""
-import statistics
 import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
-
-def time_ms(fn, flush, warmup=3, reps=10):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+from event_timing import time_ms
 
 
 def main():

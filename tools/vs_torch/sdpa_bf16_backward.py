@@ -4,12 +4,13 @@ make bench-task4-bf16-backward, for the side-by-side table of docs/perf.md (Task
 The same method as the C++ benchmark: FLOPs = 2.5 × 4·B·H·S²·D (halved when causal); CUDA events around each
 backward (torch.autograd.grad of a stored forward's output), a 256 MB L2 flush before it, 3 warm-ups, the median of 10.
 Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/sdpa_bf16_backward.py [--quick]"""
-import statistics
 import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
+
+from event_timing import time_ms
 
 SHAPES = [(16, 16, 1024, 128), (4, 16, 4096, 128), (1, 16, 16384, 128), (16, 32, 1024, 64), (4, 32, 4096, 64),
           (1, 32, 16384, 64)]
@@ -18,21 +19,6 @@ try:  # FlashAttention-4 (CuTe DSL; on Hopper FlashAttention-3's design), [B, S,
     from flash_attn.cute.interface import flash_attn_func as fa4_func
 except Exception as e:  # noqa: BLE001 — not installed, or installed without what it needs
     fa4_func, FA4_MISSING = None, f"{type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"
-
-
-def time_ms(fn, flush, warmup=3, reps=10):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
 
 
 def main():
