@@ -1,7 +1,7 @@
-"""Which folders hold which task: `taskN`, and for a task with parts (Task 4: `task4_bf16`, `task4_backward`) the
-folders the Makefile's TASKn_PARTS names. One task's parts share its runner (runner_taskN) and its grade.
+"""Which folders hold which task: `taskN`, and for a task with parts (Task 4: `task4_bf16`, `task4_backward`,
+`task4_bf16_backward`) the folders the Makefile's TASKn_PARTS names. One task's parts share its runner (runner_taskN) and its grade.
 
-    task_folders(4)            -> ["task4", "task4_bf16", "task4_backward"]
+    task_folders(4)            -> ["task4", "task4_bf16", "task4_backward", "task4_bf16_backward"]
     task_of("task4_bf16")      -> 4   (None for a name that is no task folder)
 """
 import functools

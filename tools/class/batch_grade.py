@@ -15,8 +15,8 @@ graded by the course's own grader.
 A submission is a folder or a .tar.gz/.tgz in DIR, named after the student (names are reduced to
 [A-Za-z0-9_.@+-]; the row says so when that changed one), holding the kit's layout.
 
-What is taken. For each task folder (`taskN`, and Task 4's bonus parts `task4_bf16`, `task4_backward`: the
-Makefile's TASK4_PARTS), `<folder>/skeleton/NAME` where NAME matches [A-Za-z0-9_]+.(cpp|cu|h|cuh) and the
+What is taken. For each task folder (`taskN`, and Task 4's bonus parts `task4_bf16`, `task4_backward`,
+`task4_bf16_backward`: the Makefile's TASK4_PARTS), `<folder>/skeleton/NAME` where NAME matches [A-Za-z0-9_]+.(cpp|cu|h|cuh) and the
 course's <folder>/skeleton/ holds a file of that name. Any other file in a skeleton/ folder (a file of another
 folder's skeleton is named with the folder it belongs in), and any archive member with an absolute or '..' path or of an
 odd type, is ignored and named in the row's flags ("ignored: …"). Refused outright (no build, the
