@@ -1,4 +1,5 @@
-"""Times torch's SDPA backends in bf16 (FlashAttention-2, cuDNN, memory-efficient) at the shapes of
+"""Times torch's SDPA backends in bf16 (FlashAttention-2, cuDNN, memory-efficient), and FlashAttention-4 where
+`flash-attn-4` is installed (tools/vs_torch/fa4.py), at the shapes of
 make bench-task4-bf16 / ladder-task4-bf16, for the side-by-side table of docs/perf.md (Task 4's bf16 bonus).
 FLOPs = 4·B·H·S²·D (halved when causal); CUDA events around each call, L2 flushed before it, warm-up, median.
 Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/sdpa_bf16.py [--quick]"""
@@ -8,6 +9,7 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
+import fa4
 from event_timing import time_ms
 
 
@@ -15,6 +17,8 @@ def main():
     quick = "--quick" in sys.argv
     dev = torch.cuda.get_device_properties(0)
     print(f"GPU: {dev.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
+    fa4_fn, status = fa4.load()
+    print(status)
     flush = torch.empty(2 * 64 << 20, dtype=torch.uint8, device="cuda")  # twice a 50-60 MB L2
     backends = [("flash (FA2)", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
                 ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
@@ -41,6 +45,17 @@ def main():
                         print(f"  torch sdpa {name:<12} {ms:8.3f} ms  {flops / ms / 1e9:6.1f} TFLOP/s{err}")
                     except RuntimeError as e:
                         print(f"  torch sdpa {name:<12} not available: {str(e).splitlines()[0][:100]}")
+                if fa4_fn:
+                    qs, ks, vs = fa4.bshd(q, k, v)
+                    try:
+                        fn = lambda: fa4.forward(fa4_fn, qs, ks, vs, causal)
+                        out = fn().transpose(1, 2)
+                        ms = time_ms(fn, flush)
+                        err = "" if want is None else \
+                            f"   rel L2 {((out.double() - want).norm() / want.norm()).item():.1e}"
+                        print(f"  FA4 (CuTe)             {ms:8.3f} ms  {flops / ms / 1e9:6.1f} TFLOP/s{err}")
+                    except Exception as e:  # noqa: BLE001 — a shape FA4 refuses is said, not fatal
+                        print(f"  FA4 (CuTe)             failed: {str(e).splitlines()[0][:100] if str(e) else type(e).__name__}")
 
 
 if __name__ == "__main__":

@@ -10,21 +10,19 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
+import fa4
 from event_timing import time_ms
 
 SHAPES = [(16, 16, 1024, 128), (4, 16, 4096, 128), (1, 16, 16384, 128), (16, 32, 1024, 64), (4, 32, 4096, 64),
           (1, 32, 16384, 64)]
 BACKENDS = [("cuDNN", SDPBackend.CUDNN_ATTENTION), ("FA2", SDPBackend.FLASH_ATTENTION)]
-try:  # FlashAttention-4 (CuTe DSL; on Hopper FlashAttention-3's design), [B, S, H, D] tensors
-    from flash_attn.cute.interface import flash_attn_func as fa4_func
-except Exception as e:  # noqa: BLE001 — not installed, or installed without what it needs
-    fa4_func, FA4_MISSING = None, f"{type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"
+FA4, FA4_STATUS = fa4.load()
 
 
 def main():
     quick = "--quick" in sys.argv
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
-    print("FA4: " + ("flash-attn-4 timed beside them" if fa4_func else f"not installed here, not timed ({FA4_MISSING})"))
+    print(FA4_STATUS)
     print("backward TFLOP/s (2.5 x 4·B·H·S²·D, halved when causal); events, 256 MB L2 flush, median of 10 after 3")
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     g = torch.Generator(device="cuda").manual_seed(2026)
@@ -45,12 +43,11 @@ def main():
                 except RuntimeError as e:
                     cells.append(f"{name} not available: {str(e).splitlines()[0][:60]}")
                 del qr, kr, vr
-            if fa4_func:
-                qs, ks, vs = (t.detach().transpose(1, 2).contiguous().requires_grad_() for t in (q, k, v))
+            if FA4:
+                qs, ks, vs = (t.requires_grad_() for t in fa4.bshd(q, k, v))
                 try:
-                    o = fa4_func(qs, ks, vs, causal=causal)
-                    o = o[0] if isinstance(o, tuple) else o
-                    ds = dout.transpose(1, 2).contiguous()
+                    o = fa4.forward(FA4, qs, ks, vs, causal)
+                    (ds,) = fa4.bshd(dout)
                     ms = time_ms(lambda: torch.autograd.grad(o, (qs, ks, vs), ds, retain_graph=True), flush)
                     cells.append(f"FA4 {ms:8.3f} ms {flops / ms / 1e9:6.1f} TFLOP/s")
                 except Exception as e:  # noqa: BLE001 — a shape FA4 refuses is said, not fatal
