@@ -1,5 +1,6 @@
 """FlashAttention-4's CuTe kernels (`flash-attn-4`; on Hopper they are FlashAttention-3's design) beside torch's
-backends, where the package is installed (../shared/bench/fa4/ has the recipe for the GPU machine).
+backends, where the package is installed (`pip install flash-attn-4`; offline, from its wheels and those of its
+nvidia-cutlass-dsl dependency carried to the machine).
 
     fn, status = fa4.load()                  # the function, or None; status says which, for the script's header
     qs, ks, vs = fa4.bshd(q, k, v)           # torch's [B, H, S, D] as FA4 lays them out, [B, S, H, D] (once, untimed)

@@ -1,5 +1,5 @@
 """Times torch's bf16 attention backwards (SDPA's cuDNN and FlashAttention-2 backends, and FlashAttention-4's CuTe
-kernels where `flash-attn-4` is installed: ../shared/bench/fa4/ has the recipe) at the shapes of
+kernels where `flash-attn-4` is installed: tools/vs_torch/fa4.py) at the shapes of
 make bench-task4-bf16-backward, for the side-by-side table of docs/perf.md (Task 4's bf16 backward bonus, 4d).
 The same method as the C++ benchmark: FLOPs = 2.5 × 4·B·H·S²·D (halved when causal); CUDA events around each
 backward (torch.autograd.grad of a stored forward's output), a 256 MB L2 flush before it, 3 warm-ups, the median of 10.
