@@ -56,22 +56,27 @@ namespace bf16_bwd_detail {
 constexpr int THREADS = 128, WARPS = 4, BC = 64;
 constexpr float kLog2e = 1.4426950408889634f;
 
-using bf16_detail::cp_async16;  // the mma.sync primitives of 4b's reference (task4_bf16/reference/bf16_mma.cuh)
+// the mma.sync primitives of 4b's reference (task4_bf16/reference/bf16_mma.cuh)
+using bf16_detail::cp_async16;
 using bf16_detail::cp_async_commit;
 using bf16_detail::cp_async_wait;
+using bf16_detail::ldmatrix_x4;
+using bf16_detail::ldmatrix_x4_trans;
+using bf16_detail::mma_bf16;
+using bf16_detail::pack_bf16;
 using bf16_detail::smem_u32;
-__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-    bf16_detail::ldmatrix_x4(addr, r0, r1, r2, r3);
-}
-__device__ __forceinline__ void ldsm_x4_t(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
-    bf16_detail::ldmatrix_x4_trans(addr, r0, r1, r2, r3);
-}
-__device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) { bf16_detail::mma_bf16(c, a, b0, b1); }
-__device__ __forceinline__ unsigned pack(float lo, float hi) { return bf16_detail::pack_bf16(lo, hi); }
 __device__ __forceinline__ float ex2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
+}
+
+// k-block ks of a warp's C fragments c (16 rows × 8·NB columns, float32) as an mma A fragment (16 × 16, bf16): the C
+// layout of two n8 blocks is the A layout of one k16 block.
+template <int NB>
+__device__ __forceinline__ void a_fragment(unsigned (&a)[4], const float (&c)[NB][4], int ks) {
+    a[0] = pack_bf16(c[2 * ks][0], c[2 * ks][1]), a[1] = pack_bf16(c[2 * ks][2], c[2 * ks][3]);
+    a[2] = pack_bf16(c[2 * ks + 1][0], c[2 * ks + 1][1]), a[3] = pack_bf16(c[2 * ks + 1][2], c[2 * ks + 1][3]);
 }
 
 // Element offset of 16-byte chunk `chunk` of row `row` in a [rows][COLS] bf16 tile, swizzled so that the 8
@@ -146,8 +151,8 @@ __global__ void __launch_bounds__(256) dq_convert_kernel(const float* accum, __n
     if (i >= n8) return;
     const float4 a = reinterpret_cast<const float4*>(accum)[2 * i], b = reinterpret_cast<const float4*>(accum)[2 * i + 1];
     uint4 out;
-    out.x = pack(a.x * scale, a.y * scale), out.y = pack(a.z * scale, a.w * scale);
-    out.z = pack(b.x * scale, b.y * scale), out.w = pack(b.z * scale, b.w * scale);
+    out.x = pack_bf16(a.x * scale, a.y * scale), out.y = pack_bf16(a.z * scale, a.w * scale);
+    out.z = pack_bf16(b.x * scale, b.y * scale), out.w = pack_bf16(b.z * scale, b.w * scale);
     reinterpret_cast<uint4*>(dq)[i] = out;
 }
 
@@ -210,15 +215,15 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk) {
             unsigned ak[4], av[4];
-            ldsm_x4(smem_u32(sm + L::K + swz<D>(16 * warp + a_row, 2 * kk + a_chunk)), ak[0], ak[1], ak[2], ak[3]);
-            ldsm_x4(smem_u32(sm + L::V + swz<D>(16 * warp + a_row, 2 * kk + a_chunk)), av[0], av[1], av[2], av[3]);
+            ldmatrix_x4(smem_u32(sm + L::K + swz<D>(16 * warp + a_row, 2 * kk + a_chunk)), ak[0], ak[1], ak[2], ak[3]);
+            ldmatrix_x4(smem_u32(sm + L::V + swz<D>(16 * warp + a_row, 2 * kk + a_chunk)), av[0], av[1], av[2], av[3]);
 #pragma unroll
             for (int np = 0; np < NB / 2; ++np) {
                 unsigned b0, b1, b2, b3;
-                ldsm_x4(smem_u32(Qs + swz<D>(16 * np + b_row, 2 * kk + b_chunk)), b0, b1, b2, b3);
-                mma(s[2 * np], ak, b0, b1), mma(s[2 * np + 1], ak, b2, b3);
-                ldsm_x4(smem_u32(dOs + swz<D>(16 * np + b_row, 2 * kk + b_chunk)), b0, b1, b2, b3);
-                mma(dp[2 * np], av, b0, b1), mma(dp[2 * np + 1], av, b2, b3);
+                ldmatrix_x4(smem_u32(Qs + swz<D>(16 * np + b_row, 2 * kk + b_chunk)), b0, b1, b2, b3);
+                mma_bf16(s[2 * np], ak, b0, b1), mma_bf16(s[2 * np + 1], ak, b2, b3);
+                ldmatrix_x4(smem_u32(dOs + swz<D>(16 * np + b_row, 2 * kk + b_chunk)), b0, b1, b2, b3);
+                mma_bf16(dp[2 * np], av, b0, b1), mma_bf16(dp[2 * np + 1], av, b2, b3);
             }
         }
         // Pᵀ, then dSᵀ = Pᵀ∘(dPᵀ − δ). Element e of block nb: key key_w + g + 8·(e/2), row ib + 8nb + 2t + e%2.
@@ -236,10 +241,8 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
         // dV += Pᵀ·dO_i and dK += dSᵀ·Q_i: k runs over the tile's rows, 16 at a time
 #pragma unroll
         for (int ks = 0; ks < BR / 16; ++ks) {
-            const unsigned ap[4] = {pack(s[2 * ks][0], s[2 * ks][1]), pack(s[2 * ks][2], s[2 * ks][3]),
-                                    pack(s[2 * ks + 1][0], s[2 * ks + 1][1]), pack(s[2 * ks + 1][2], s[2 * ks + 1][3])};
-            const unsigned ad[4] = {pack(dp[2 * ks][0], dp[2 * ks][1]), pack(dp[2 * ks][2], dp[2 * ks][3]),
-                                    pack(dp[2 * ks + 1][0], dp[2 * ks + 1][1]), pack(dp[2 * ks + 1][2], dp[2 * ks + 1][3])};
+            unsigned ap[4], ad[4];
+            a_fragment(ap, s, ks), a_fragment(ad, dp, ks);
             // dSᵀ to shared memory for dQ: rows 16ks … of this warp's keys
             __nv_bfloat16* dS = sm + L::DS;
             *reinterpret_cast<unsigned*>(dS + swz<BR>(16 * warp + g, 2 * ks) + 2 * t) = ad[0];
@@ -249,10 +252,10 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
 #pragma unroll
             for (int dn = 0; dn < DN / 2; ++dn) {
                 unsigned b0, b1, b2, b3;
-                ldsm_x4_t(smem_u32(dOs + swz<D>(16 * ks + a_row, 2 * dn + a_chunk)), b0, b1, b2, b3);
-                mma(dv[2 * dn], ap, b0, b1), mma(dv[2 * dn + 1], ap, b2, b3);
-                ldsm_x4_t(smem_u32(Qs + swz<D>(16 * ks + a_row, 2 * dn + a_chunk)), b0, b1, b2, b3);
-                mma(dk[2 * dn], ad, b0, b1), mma(dk[2 * dn + 1], ad, b2, b3);
+                ldmatrix_x4_trans(smem_u32(dOs + swz<D>(16 * ks + a_row, 2 * dn + a_chunk)), b0, b1, b2, b3);
+                mma_bf16(dv[2 * dn], ap, b0, b1), mma_bf16(dv[2 * dn + 1], ap, b2, b3);
+                ldmatrix_x4_trans(smem_u32(Qs + swz<D>(16 * ks + a_row, 2 * dn + a_chunk)), b0, b1, b2, b3);
+                mma_bf16(dk[2 * dn], ad, b0, b1), mma_bf16(dk[2 * dn + 1], ad, b2, b3);
             }
         }
         __syncthreads();  // dSᵀ complete
@@ -264,7 +267,7 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
         unsigned a[BC / 16][4];
 #pragma unroll
         for (int ks = 0; ks < BC / 16; ++ks)  // A = dS (rows × keys) from dSᵀ (keys × rows): .trans, matrices by lane/8
-            ldsm_x4_t(smem_u32(sm + L::DS + swz<BR>(16 * ks + (lane & 7) + 8 * (lane >> 4), 2 * mb + ((lane >> 3) & 1))),
+            ldmatrix_x4_trans(smem_u32(sm + L::DS + swz<BR>(16 * ks + (lane & 7) + 8 * (lane >> 4), 2 * mb + ((lane >> 3) & 1))),
                       a[ks][0], a[ks][1], a[ks][2], a[ks][3]);
         const int row_lo = ib + 16 * mb + g, row_hi = row_lo + 8;
 #pragma unroll
@@ -273,8 +276,8 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
 #pragma unroll
             for (int ks = 0; ks < BC / 16; ++ks) {
                 unsigned b0, b1, b2, b3;
-                ldsm_x4_t(smem_u32(sm + L::K + swz<D>(16 * ks + a_row, 2 * np + a_chunk)), b0, b1, b2, b3);
-                mma(acc[0], a[ks], b0, b1), mma(acc[1], a[ks], b2, b3);
+                ldmatrix_x4_trans(smem_u32(sm + L::K + swz<D>(16 * ks + a_row, 2 * np + a_chunk)), b0, b1, b2, b3);
+                mma_bf16(acc[0], a[ks], b0, b1), mma_bf16(acc[1], a[ks], b2, b3);
             }
 #pragma unroll
             for (int j = 0; j < 2; ++j) {
@@ -300,8 +303,8 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
             const int key = key_w + g + 8 * h;
             if (key >= p.Sk) continue;
             const size_t at = (bh * p.Sk + key) * D + 8 * dn + 2 * t;
-            *reinterpret_cast<unsigned*>(p.dk + at) = pack(dk[dn][2 * h] * p.scale, dk[dn][2 * h + 1] * p.scale);
-            *reinterpret_cast<unsigned*>(p.dv + at) = pack(dv[dn][2 * h], dv[dn][2 * h + 1]);
+            *reinterpret_cast<unsigned*>(p.dk + at) = pack_bf16(dk[dn][2 * h] * p.scale, dk[dn][2 * h + 1] * p.scale);
+            *reinterpret_cast<unsigned*>(p.dv + at) = pack_bf16(dv[dn][2 * h], dv[dn][2 * h + 1]);
         }
 }
 
