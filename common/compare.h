@@ -8,6 +8,7 @@
 // tolerance used. An output whose element 0 is the NaN a skeleton's stub kernel writes
 // (ATTNLAB_KERNEL_TODO) fails as "taskN.M not implemented (the kernel is still the skeleton's stub)".
 #pragma once
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,14 @@ struct CompareResult {
 
 // `dims` names the dimensions for the messages, e.g. {"b", "s", "d"}.
 CompareResult compare(const float* got, const Tensor& want, Tolerance tol, const std::vector<std::string>& dims = {});
+// The element check every comparison makes, |got − want| ≤ atol + rtol·|want| (false for NaN), and the same error in
+// units of what it allows (≤ 1 passes; NaN for NaN): the diagnoses test the common mistakes' answers with them.
+inline bool within(double got, double want, Tolerance tol) {
+    return std::fabs(got - want) <= tol.atol + tol.rtol * std::fabs(want);
+}
+inline double in_tolerances(double got, double want, Tolerance tol) {
+    return std::fabs(got - want) / (tol.atol + tol.rtol * std::fabs(want));
+}
 // Every one of the n values equal to the first (an output of zeros, or of one value everywhere).
 bool is_constant(const float* v, int64_t n);
 

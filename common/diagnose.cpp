@@ -30,10 +30,6 @@ struct Variant {
     int64_t row_tile = 0, key_tile = 0;
 };
 
-struct Heads {
-    int64_t BH, Sq, Sk, D;
-};
-
 bool visible(Mask m, int64_t i, int64_t j, int64_t off) {
     switch (m) {
         case Mask::none: return true;
@@ -46,7 +42,7 @@ bool visible(Mask m, int64_t i, int64_t j, int64_t off) {
 }
 
 // The keys row i's tiled kernel reads: all of them, unless the variant drops a row block's partial key tile.
-int64_t read_up_to(const Variant& v, int64_t i, const Heads& s) {
+int64_t read_up_to(const Variant& v, int64_t i, const AttentionSizes& s) {
     if (v.key_tile == 0) return s.Sk;
     const int64_t block_end = std::min((i / v.row_tile + 1) * v.row_tile, s.Sq);
     const int64_t end = v.mask == Mask::bottom_right ? std::clamp<int64_t>(block_end + s.Sk - s.Sq, 0, s.Sk) : s.Sk;
@@ -54,7 +50,7 @@ int64_t read_up_to(const Variant& v, int64_t i, const Heads& s) {
 }
 
 // The variant's output for the first `heads` heads: [heads, Sq, D] (a head whose rows see no key: zeros).
-std::vector<double> run_variant(const Variant& v, const Tensor& q, const Tensor& k, const Tensor& val, const Heads& s,
+std::vector<double> run_variant(const Variant& v, const Tensor& q, const Tensor& k, const Tensor& val, const AttentionSizes& s,
                                 int64_t heads) {
     const int64_t keys = v.keys < 0 ? s.Sk : v.keys, off = s.Sk - s.Sq;
     const double scale = v.scale > 0 ? v.scale : 1.0 / std::sqrt(double(s.D));
@@ -93,19 +89,19 @@ std::vector<double> run_variant(const Variant& v, const Tensor& q, const Tensor&
 
 // The largest error of got against `want` over [first head, first + heads), in tolerances (NaN counts as ∞).
 double worst(const Tensor& got, int64_t got_head, const std::vector<double>& want, int64_t want_head, int64_t heads,
-             const Heads& s, Tolerance tol) {
+             const AttentionSizes& s, Tolerance tol) {
     const int64_t n = s.Sq * s.D;
     double w = 0;
     for (int64_t h = 0; h < heads; ++h)
         for (int64_t e = 0; e < n; ++e) {
             const double g = got.ptr()[(got_head + h) * n + e], c = want[size_t((want_head + h) * n + e)];
-            const double r = std::fabs(g - c) / (tol.atol + tol.rtol * std::fabs(c));
+            const double r = in_tolerances(g, c, tol);
             if (!(r <= w)) w = std::isnan(r) ? INFINITY : std::max(w, r);
         }
     return w;
 }
 
-std::vector<Variant> variants(const Heads& s, bool causal, const std::vector<std::pair<int64_t, int64_t>>& tiles) {
+std::vector<Variant> variants(const AttentionSizes& s, bool causal, const std::vector<std::pair<int64_t, int64_t>>& tiles) {
     std::vector<Variant> v;
     if (causal) {
         v.push_back({"attention without the causal mask", Mask::none});
@@ -151,14 +147,14 @@ std::vector<Variant> variants(const Heads& s, bool causal, const std::vector<std
 }
 
 // Where the failing elements are, against the right answer.
-std::string locate(const Tensor& got, const std::vector<double>& want, const Heads& s, int64_t heads, Tolerance tol) {
+std::string locate(const Tensor& got, const std::vector<double>& want, const AttentionSizes& s, int64_t heads, Tolerance tol) {
     std::set<int64_t> rows, hs, dims;
     for (int64_t h = 0; h < heads; ++h)
         for (int64_t i = 0; i < s.Sq; ++i)
             for (int64_t d = 0; d < s.D; ++d) {
                 const size_t e = size_t((h * s.Sq + i) * s.D + d);
                 const double g = got.ptr()[e], c = want[e];
-                if (!(std::fabs(g - c) <= tol.atol + tol.rtol * std::fabs(c))) rows.insert(i), hs.insert(h), dims.insert(d);
+                if (!within(g, c, tol)) rows.insert(i), hs.insert(h), dims.insert(d);
             }
     if (rows.empty()) return heads < s.BH ? "" : "every element is within the tolerance here (the failure is elsewhere)";
     int64_t nonfinite = 0;
@@ -181,6 +177,11 @@ std::string locate(const Tensor& got, const std::vector<double>& want, const Hea
 
 }  // namespace
 
+AttentionSizes attention_sizes(const Tensor& q, const Tensor& k) {
+    const int64_t Sq = q.shape[q.shape.size() - 2], D = q.shape.back();
+    return {q.size() / (Sq * D), Sq, k.shape[k.shape.size() - 2], D};
+}
+
 std::string failing_only(const std::set<int64_t>& failing, int64_t n, const std::string& noun, bool tiles) {
     if (failing.empty() || int64_t(failing.size()) == n) return "";
     const int64_t first = *failing.begin(), last = *failing.rbegin();
@@ -198,8 +199,7 @@ std::string failing_only(const std::set<int64_t>& failing, int64_t n, const std:
 
 std::string diagnose_attention(const Tensor& got, const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                                Tolerance tol, std::vector<std::pair<int64_t, int64_t>> tiles) {
-    const Heads s{q.size() / (q.shape[q.shape.size() - 2] * q.shape.back()), q.shape[q.shape.size() - 2],
-                  k.shape[k.shape.size() - 2], q.shape.back()};
+    const AttentionSizes s = attention_sizes(q, k);
     if (s.Sq == 0 || s.Sk == 0 || got.size() != q.size()) return "";
     // at most ~5·10⁷ multiply-adds a variant (a failing case costs about a second): the first heads, as many as fit
     // (said in the diagnosis)

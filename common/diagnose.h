@@ -19,6 +19,12 @@
 
 namespace attn {
 
+// An attention case's sizes from q [.., Sq, D] and k [.., Sk, D], the leading dimensions (B, H) flattened into BH.
+struct AttentionSizes {
+    int64_t BH, Sq, Sk, D;
+};
+AttentionSizes attention_sizes(const Tensor& q, const Tensor& k);
+
 // got, q: [.., Sq, D]; k, v: [.., Sk, D], the leading dimensions (B, H) flattened alike. A sentence
 // for a failure's reason ("it matches attention without the causal mask …"), or "" when the inputs
 // are too large to try the variants (they cost one double-precision attention each). `tiles`: the

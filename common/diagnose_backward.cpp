@@ -13,10 +13,6 @@
 namespace attn {
 namespace {
 
-struct Heads {
-    int64_t BH, Sq, Sk, D;
-};
-
 // One way to compute the backward, right or wrong.
 struct Variant {
     std::string what;
@@ -32,7 +28,7 @@ struct Grads {
 };
 
 Grads run_variant(const Variant& var, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, bool causal,
-                  const Heads& s, int64_t heads) {
+                  const AttentionSizes& s, int64_t heads) {
     const double scale = 1.0 / std::sqrt(double(s.D));
     const int64_t off = s.Sk - s.Sq;
     Grads g{std::vector<double>(size_t(heads * s.Sq * s.D)), std::vector<double>(size_t(heads * s.Sk * s.D)),
@@ -81,7 +77,7 @@ Grads run_variant(const Variant& var, const Tensor& q, const Tensor& k, const Te
 double worst(const Tensor& got, const std::vector<double>& want, Tolerance tol) {
     double w = 0;
     for (size_t e = 0; e < want.size(); ++e) {
-        const double r = std::fabs(got.ptr()[e] - want[e]) / (tol.atol + tol.rtol * std::fabs(want[e]));
+        const double r = in_tolerances(got.ptr()[e], want[e], tol);
         if (!(r <= w)) w = std::isnan(r) ? INFINITY : std::max(w, r);
     }
     return w;
@@ -94,8 +90,7 @@ const std::vector<double>& pick(const Grads& g, const std::string& grad) { retur
 std::string diagnose_backward(const std::string& grad, const Tensor& got, const Tensor& q, const Tensor& k, const Tensor& v,
                               const Tensor& dout, bool causal, Tolerance tol) {
     if (q.shape.size() < 2 || k.shape.size() < 2 || (grad != "dQ" && grad != "dK" && grad != "dV")) return "";
-    const Heads s{q.size() / (q.shape[q.shape.size() - 2] * q.shape.back()), q.shape[q.shape.size() - 2],
-                  k.shape[k.shape.size() - 2], q.shape.back()};
+    const AttentionSizes s = attention_sizes(q, k);
     const int64_t rows = grad == "dQ" ? s.Sq : s.Sk;
     if (s.Sq == 0 || s.Sk == 0 || got.size() != s.BH * rows * s.D) return "";
     // ~10⁸ multiply-adds a variant at most (a failing case costs a few seconds): the first heads, as many as fit
@@ -137,7 +132,7 @@ std::string diagnose_backward(const std::string& grad, const Tensor& got, const 
             for (int64_t d = 0; d < s.D; ++d) {
                 const size_t e = size_t((h * rows + r) * s.D + d);
                 nonfinite += !std::isfinite(got.ptr()[e]);
-                if (!(std::fabs(got.ptr()[e] - right[e]) <= tol.atol + tol.rtol * std::fabs(right[e]))) bad_rows.insert(r), bad_heads.insert(h);
+                if (!within(got.ptr()[e], right[e], tol)) bad_rows.insert(r), bad_heads.insert(h);
             }
     if (bad_rows.empty()) return "";  // the failure is in heads not tried
     const std::string noun = grad == "dQ" ? "query rows" : "keys";

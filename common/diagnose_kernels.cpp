@@ -17,8 +17,6 @@ namespace {
 
 constexpr double kBudget = 5e7;  // multiply-adds a variant may cost (a failing case: about a second for all of them)
 
-bool within(double g, double w, Tolerance tol) { return std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w); }
-
 struct Named {
     std::string what;
     std::function<double(int64_t, int64_t, int64_t)> at;  // (batch, row, col) of the mistake's answer
