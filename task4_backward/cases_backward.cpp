@@ -20,7 +20,6 @@
 #include "common/cuda/gpu_case.h"
 #include "common/cuda/memory_watch.h"
 #include "common/golden.h"
-#include "common/remote/runner.h"
 #include "common/seed.h"
 #include "common/cuda/backward_oracle.h"
 #include "common/cuda/backward_shape.h"
@@ -177,19 +176,17 @@ CaseResult memory_case() {
          lse_in = to_device(e.want.lse);
     auto o = poisoned_output(s.qs()), lse = poisoned_output(s.ls()), dq = poisoned_output(s.qs()), dk = poisoned_output(s.ks()),
          dv = poisoned_output(s.ks());
-    RunnerMemory extra_bytes;
-    r.ms = wall_ms([&] {
-        extra_bytes = runner_memory_beyond_null(
-            [&] {
-                flash_attention_forward_lse(q.get(), k.get(), v.get(), o.get(), lse.get(), s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
-                flash_attention_backward(q.get(), k.get(), v.get(), o_in.get(), dout.get(), lse_in.get(), dq.get(), dk.get(),
-                                         dv.get(), s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
-            },
-            [&] {
-                for (auto* b : {&o, &lse, &dq, &dk, &dv}) b->poison();
-            });
-    });
-    const double extra = extra_bytes.device_bytes, extra_host = extra_bytes.host_bytes;
+    const RunnerMemory m = runner_memory_beyond_null(
+        [&] {
+            flash_attention_forward_lse(q.get(), k.get(), v.get(), o.get(), lse.get(), s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
+            flash_attention_backward(q.get(), k.get(), v.get(), o_in.get(), dout.get(), lse_in.get(), dq.get(), dk.get(), dv.get(),
+                                     s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
+        },
+        [&] {
+            for (auto* b : {&o, &lse, &dq, &dk, &dv}) b->poison();
+        });
+    r.ms = m.ms;
+    const double extra = m.device_bytes, extra_host = m.host_bytes;
     r.metrics["runner device bytes beyond the null runner's"] = extra;
     r.metrics["runner host bytes beyond the null runner's"] = extra_host;
     for (const auto& [where, bytes] : {std::pair{"device", extra}, std::pair{"host", extra_host}})

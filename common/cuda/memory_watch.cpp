@@ -70,8 +70,10 @@ RunnerMemory runner_memory_beyond_null(const std::function<void()>& calls, const
     double null_device = 0, null_host = 0, host = 0;
     remote::with_null_runner([&] { null_device = watched(null_host); });
     between();
+    const auto start = std::chrono::steady_clock::now();
     const double device = watched(host);
-    return {device - null_device, host - null_host};
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return {device - null_device, host - null_host, ms};
 }
 
 }  // namespace attn

@@ -17,9 +17,9 @@ void wait_for_device_memory_to_settle();
 // The memory a fresh runner takes for `calls` beyond what the null runner (the harness with a submission that does
 // nothing) takes for the same calls, from before each starts — its CUDA context, its constructors and the calls: on the
 // device (the GPU's used memory) and on the host (the runner's peak resident memory). `calls` runs twice, the null
-// runner's first; `between` runs between the two (re-poison the outputs).
+// runner's first; `between` runs between the two (re-poison the outputs). `ms`: the submission's run, wall clock.
 struct RunnerMemory {
-    double device_bytes, host_bytes;
+    double device_bytes, host_bytes, ms;
 };
 RunnerMemory runner_memory_beyond_null(const std::function<void()>& calls, const std::function<void()>& between);
 
