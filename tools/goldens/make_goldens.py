@@ -260,15 +260,19 @@ def attention_grads64(q, k, v, dout, causal):
     return out.detach(), lse, q.grad, k.grad, v.grad
 
 
-def task4_backward_case(w, name, B, H, Sq, Sk, D, causal):
-    """Task 4's backward bonus (4c): inputs q, k, v and the output's gradient dout in float32, everything else in float64
-    from them. atol and rtol are the gradients' tolerance (task4/README.md, "Bonus: the backward pass")."""
+def task4_backward_case(w, name, B, H, Sq, Sk, D, causal, bf16=False):
+    """Task 4's backward bonus parts: inputs q, k, v and the output's gradient dout, everything else in float64 from them.
+    4c: float32 inputs; atol and rtol are the gradients' tolerance (task4_backward/README.md). 4d (bf16): the inputs
+    rounded to bf16 (stored as the float32 values they are) and O rounded to bf16 as a bf16 forward hands it over; atol
+    and rtol are task4_bf16_backward/README.md's element-wise bound (cases_bf16_backward.cpp adds a relative L2 one)."""
+    rounded = (lambda t: t.bfloat16().float()) if bf16 else (lambda t: t)
     g = w.generator(name)
-    q = torch.randn(B, H, Sq, D, generator=g)
-    k, v = (torch.randn(B, H, Sk, D, generator=g) for _ in range(2))
-    dout = torch.randn(B, H, Sq, D, generator=g)
+    q = rounded(torch.randn(B, H, Sq, D, generator=g))
+    k, v = (rounded(torch.randn(B, H, Sk, D, generator=g)) for _ in range(2))
+    dout = rounded(torch.randn(B, H, Sq, D, generator=g))
     out, lse, dq, dk, dv = attention_grads64(q, k, v, dout, causal)
-    w.save("task4", name, dict(q=q, k=k, v=v, dout=dout, out=out, lse=lse, dq=dq, dk=dk, dv=dv), 2e-5, 1e-4,
+    atol, rtol = (2e-2, 2e-2) if bf16 else (2e-5, 1e-4)
+    w.save("task4", name, dict(q=q, k=k, v=v, dout=dout, out=rounded(out), lse=lse, dq=dq, dk=dk, dv=dv), atol, rtol,
            B=B, H=H, Sq=Sq, Sk=Sk, D=D, causal=causal)
 
 
@@ -286,29 +290,17 @@ def make_task4_backward(w):
     task4_backward_case(w, "bwd_cross_q300_k100_d32_causal", 1, 2, 300, 100, 32, True)  # rows 0-199 see no key
 
 
-def task4_bf16_backward_case(w, name, B, H, Sq, Sk, D, causal):
-    """Task 4's bf16 backward bonus (4d): q, k, v and dout bf16 (stored as the float32 values they are), O rounded to
-    bf16 as a bf16 forward hands it over, lse float32, the gradients in float64 from the bf16 inputs. atol and rtol are
-    the element-wise tolerance of task4_bf16_backward/README.md (cases_bf16_backward.cpp adds a relative L2 bound)."""
-    g = w.generator(name)
-    q = torch.randn(B, H, Sq, D, generator=g).bfloat16().float()
-    k, v = (torch.randn(B, H, Sk, D, generator=g).bfloat16().float() for _ in range(2))
-    dout = torch.randn(B, H, Sq, D, generator=g).bfloat16().float()
-    out, lse, dq, dk, dv = attention_grads64(q, k, v, dout, causal)
-    w.save("task4", name, dict(q=q, k=k, v=v, dout=dout, out=out.bfloat16().float(), lse=lse, dq=dq, dk=dk, dv=dv), 2e-2, 2e-2,
-           B=B, H=H, Sq=Sq, Sk=Sk, D=D, causal=causal)
-
-
 def make_task4_bf16_backward(w):
     for causal in (False, True):
-        task4_bf16_backward_case(w, "bf16bwd_b2_h8_s256_d128" + ("_causal" if causal else ""), 2, 8, 256, 256, 128, causal)
-    task4_bf16_backward_case(w, "bf16bwd_s1_d64_causal", 2, 3, 1, 1, 64, True)
-    task4_bf16_backward_case(w, "bf16bwd_s127_d32_causal", 1, 4, 127, 127, 32, True)
-    task4_bf16_backward_case(w, "bf16bwd_s129_d128", 2, 2, 129, 129, 128, False)
-    task4_bf16_backward_case(w, "bf16bwd_s1000_d64_causal", 1, 2, 1000, 1000, 64, True)
-    task4_bf16_backward_case(w, "bf16bwd_cross_q100_k300_d64", 2, 2, 100, 300, 64, False)
-    task4_bf16_backward_case(w, "bf16bwd_cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True)
-    task4_bf16_backward_case(w, "bf16bwd_cross_q300_k100_d32_causal", 1, 2, 300, 100, 32, True)  # rows 0-199 see no key
+        task4_backward_case(w, "bf16bwd_b2_h8_s256_d128" + ("_causal" if causal else ""), 2, 8, 256, 256, 128, causal,
+                            bf16=True)
+    task4_backward_case(w, "bf16bwd_s1_d64_causal", 2, 3, 1, 1, 64, True, bf16=True)
+    task4_backward_case(w, "bf16bwd_s127_d32_causal", 1, 4, 127, 127, 32, True, bf16=True)
+    task4_backward_case(w, "bf16bwd_s129_d128", 2, 2, 129, 129, 128, False, bf16=True)
+    task4_backward_case(w, "bf16bwd_s1000_d64_causal", 1, 2, 1000, 1000, 64, True, bf16=True)
+    task4_backward_case(w, "bf16bwd_cross_q100_k300_d64", 2, 2, 100, 300, 64, False, bf16=True)
+    task4_backward_case(w, "bf16bwd_cross_q77_k200_d128_causal", 1, 3, 77, 200, 128, True, bf16=True)
+    task4_backward_case(w, "bf16bwd_cross_q300_k100_d32_causal", 1, 2, 300, 100, 32, True, bf16=True)  # rows 0-199 see no key
 
 
 # --- Task 5: KV cache and decode ---------------------------------------------------------------------
