@@ -16,8 +16,8 @@ A submission is a folder or a .tar.gz/.tgz in DIR, named after the student (name
 [A-Za-z0-9_.@+-]; the row says so when that changed one), holding the kit's layout.
 
 What is taken. For each task folder (`taskN`, and Task 4's bonus parts `task4_bf16`, `task4_backward`,
-`task4_bf16_backward`: the Makefile's TASK4_PARTS), `<folder>/skeleton/NAME` where NAME matches [A-Za-z0-9_]+.(cpp|cu|h|cuh) and the
-course's <folder>/skeleton/ holds a file of that name. Any other file in a skeleton/ folder (a file of another
+`task4_bf16_backward`: the Makefile's TASK4_PARTS), `<folder>/skeleton/NAME` where NAME matches
+[A-Za-z0-9_]+.(cpp|cu|h|cuh) and the course's <folder>/skeleton/ holds a file of that name. Any other file in a skeleton/ folder (a file of another
 folder's skeleton is named with the folder it belongs in), and any archive member with an absolute or '..' path or of an
 odd type, is ignored and named in the row's flags ("ignored: …"). Refused outright (no build, the
 flags say why): a symbolic or hard link or a special file anywhere in the submission, a link in an
@@ -440,8 +440,6 @@ def sandbox_kind():
 
 
 BUILD_MEMORY = 4 << 30        # address space of each build process (the compilers; nvcc's heaviest course file needs ~0.25 GB)
-
-
 BUILD_FILE = 256 << 20        # bytes of one file a build writes (the course's largest object or runner: under 50 MB)
 
 
