@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -45,6 +46,21 @@ bool timing_agrees(CaseResult& r, const std::string& what, double reported_ms, d
                            "a time that does not agree with the grader's clock is not credited",
                            what, reported_ms, bracket_ms);
     return false;
+}
+
+bool check_lse(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, Tolerance tol) {
+    Tensor g = got, w = want;
+    for (size_t i = 0; i < w.data.size(); ++i) {
+        if (!(std::isinf(w.data[i]) && w.data[i] > 0)) continue;
+        if (!(std::isinf(g.data[i]) && g.data[i] > 0)) {
+            r.status = "failed";
+            r.reason = fmt::format("{}: lse{} is {} but that row sees no key: it must be +inf (so that exp(s − lse) = 0)",
+                                   what, index_str(w.shape, int64_t(i), {"b", "h", "s"}), g.data[i]);
+            return false;
+        }
+        g.data[i] = w.data[i] = 0.0f;
+    }
+    return check_output(r, what, g, w, tol, {"b", "h", "s"});
 }
 
 void add_diagnosis(CaseResult& r, const std::string& diagnosis) {

@@ -24,6 +24,10 @@ bool inputs_unchanged(CaseResult& r, const std::string& name, const Tensor& befo
 bool check_output(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, Tolerance tol,
                   const std::vector<std::string>& dims = {});
 
+// A forward's log-sum-exp [B, H, Sq] against the expected one: +inf exactly where the expected row sees no key (so that
+// a backward's exp(s − lse) is 0 there), within `tol` elsewhere; NaN (never written) fails.
+bool check_lse(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, Tolerance tol);
+
 // Adds a diagnosis (common/diagnose.h) to a failed case's reason; nothing when it is empty.
 void add_diagnosis(CaseResult& r, const std::string& diagnosis);
 

@@ -1,6 +1,7 @@
 // bridge.cpp — the C interface of libattnlab.so: the student's (or the reference's) Task 2, 4 and 5
 // functions, and Task 4's backward bonus (4c: the forward with log-sum-exp, the backward), behind plain
-// `extern "C"` calls, for the Python package python/attnlab (ctypes).
+// `extern "C"` calls, for the Python package python/attnlab (ctypes); the bf16 parts (4b's forward, 4d's forward with
+// log-sum-exp and backward) on bf16 tensors.
 //
 //     make python IMPL=skeleton|reference     # → build/<impl>/python/libattnlab.so
 //     pip install -e python/  (or the wheel make python writes), then python3 -c "import attnlab; help(attnlab)"
@@ -32,6 +33,8 @@
 #include "task2/task2.h"
 #include "task4/task4.h"
 #include "task4_backward/task4_backward.h"
+#include "task4_bf16/task4_bf16.h"
+#include "task4_bf16_backward/task4_bf16_backward.h"
 #include "task5/task5.h"
 
 #ifndef ATTNLAB_IMPL
@@ -102,12 +105,16 @@ int guarded(const char* who, int device, uintptr_t stream, F&& body) {
     return 1;
 }
 
+// A bf16 tensor's pointer as the task interfaces take it (the C interface passes them untyped).
+const __nv_bfloat16* bf16(const void* p) { return static_cast<const __nv_bfloat16*>(p); }
+__nv_bfloat16* bf16(void* p) { return static_cast<__nv_bfloat16*>(p); }
+
 }  // namespace
 
 extern "C" {
 
 // The interface's version: python/attnlab checks it before the first call (bump when a signature changes).
-int attnlab_abi_version(void) { return 3; }
+int attnlab_abi_version(void) { return 4; }
 
 // Which implementation the library was built from: "skeleton" or "reference".
 const char* attnlab_impl(void) { return ATTNLAB_IMPL; }
@@ -146,6 +153,32 @@ int attnlab_attention(int device, uintptr_t stream, const float* q, const float*
                       int Sq, int Sk, int D, int causal) {
     return guarded("flash_attention_forward", device, stream,
                    [&] { task4::flash_attention_forward(q, k, v, o, B, H, Sq, Sk, D, causal != 0); });
+}
+
+// Task 4's bf16 part (4b): attnlab_attention on bf16 tensors (__nv_bfloat16, passed as void*).
+int attnlab_attention_bf16(int device, uintptr_t stream, const void* q, const void* k, const void* v, void* o, int B, int H,
+                           int Sq, int Sk, int D, int causal) {
+    return guarded("flash_attention_forward_bf16", device, stream, [&] {
+        task4::flash_attention_forward_bf16(bf16(q), bf16(k), bf16(v), bf16(o), B, H, Sq, Sk, D, causal != 0);
+    });
+}
+
+// Task 4d: attnlab_attention_bf16 that also writes lse [B, H, Sq] (float32), for the bf16 backward.
+int attnlab_attention_bf16_lse(int device, uintptr_t stream, const void* q, const void* k, const void* v, void* o, float* lse,
+                               int B, int H, int Sq, int Sk, int D, int causal) {
+    return guarded("flash_attention_forward_bf16_lse", device, stream, [&] {
+        task4::flash_attention_forward_bf16_lse(bf16(q), bf16(k), bf16(v), bf16(o), lse, B, H, Sq, Sk, D, causal != 0);
+    });
+}
+
+// Task 4d: dq, dk, dv (bf16, overwritten) from bf16 q, k, v, o, dout and the float32 lse of attnlab_attention_bf16_lse.
+int attnlab_attention_backward_bf16(int device, uintptr_t stream, const void* q, const void* k, const void* v, const void* o,
+                                    const void* dout, const float* lse, void* dq, void* dk, void* dv, int B, int H, int Sq,
+                                    int Sk, int D, int causal) {
+    return guarded("flash_attention_backward_bf16", device, stream, [&] {
+        task4::flash_attention_backward_bf16(bf16(q), bf16(k), bf16(v), bf16(o), bf16(dout), lse, bf16(dq), bf16(dk), bf16(dv), B, H,
+                                             Sq, Sk, D, causal != 0);
+    });
 }
 
 // Task 4c: o as attnlab_attention, and lse [B, H, Sq]: each row's log-sum-exp of its scaled scores (+inf

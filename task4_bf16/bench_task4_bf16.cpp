@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     kernels.push_back({NAME, [](const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, \
                                 int B, int H, int Sq, int Sk, int D, bool causal) {                                   \
                            (D == 64 ? bf16_detail::launch_fa2<64, W64, 2, 64, true, LAZY>                             \
-                                    : bf16_detail::launch_fa2<128, W128, 2, 64, false, LAZY>)(q, k, v, o, B, H, Sq, Sk, causal); \
+                                    : bf16_detail::launch_fa2<128, W128, 2, 64, false, LAZY>)(q, k, v, o, B, H, Sq, Sk, causal, nullptr); \
                        }})
         RUNG4("4 FA2 layout: 4 warps x 32 rows, Bc 64", 4, 4, false);
         RUNG4("5 + rescale only on a new max, tree reductions", 4, 4, true);

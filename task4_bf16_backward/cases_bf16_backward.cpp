@@ -8,6 +8,9 @@
 // and each gradient's relative L2 error ‖got − want‖/‖want‖ ≤ 6e-3 — twice the worst library's on both counts. A
 // failing gradient's reason says what passed before it (dV, then dK, then dQ), which is where the bug is: the
 // controls (task4_bf16_backward/controls/*.patch) each fail for their own reason.
+// The forward with lse (flash_attention_forward_bf16_lse, suite "forward") is judged on the same goldens and oracles:
+// O within 4b's tolerance (task4_bf16/README.md), lse +∞ exactly where a row sees no key and within 1e-4 + 1e-4·|lse|
+// elsewhere — a tenth of what would move a bf16 probability, exp(s − lse), by one rounding step (2⁻⁸ ≈ 4e-3).
 #include "task4_bf16_backward/cases_bf16_backward.h"
 
 #include <fmt/format.h>
@@ -34,10 +37,14 @@ using namespace attn;
 const std::vector<std::string> kDims = {"b", "h", "s", "d"};
 const Tolerance kTol{2e-2, 2e-2};  // dQ, dK, dV element-wise (README)
 constexpr double kRelL2 = 6e-3;    // each gradient's ‖got − want‖ / ‖want‖ (README)
+const Tolerance kForwardTol{4e-3, 1.6e-2};  // the forward's O: 4b's (task4_bf16/cases_bf16.cpp)
+constexpr double kForwardRelL2 = 4e-3;
+const Tolerance kLseTol{1e-4, 1e-4};  // the forward's lse (above)
 
 // A case's inputs (host; q, k, v, dout and o bf16-exact) and the gradients it expects.
 struct Expected {
     Tensor q, k, v, dout, o, lse, dq, dk, dv;
+    Tolerance tol = kTol;  // the gradients' (a golden file may carry its own)
 };
 
 // The expected values for bf16-rounded q, k, v, dout from an oracle's float64 answer.
@@ -86,38 +93,58 @@ bool check_backward(CaseResult& r, const std::string& call, const Shape4& s, con
            check_grad(r, "dQ", call + "dQ" + c + " (dK and dV are right)", dq.download(s.qs()), e.dq, tol, e, s.causal);
 }
 
-CaseResult golden_case(const std::string& golden) {
+// The forward with lse on device copies of q, k, v: lse against the expected one, then O.
+bool check_forward(CaseResult& r, const Shape4& s, const Expected& e) {
+    Bf16Buffer q(e.q.data.size()), k(e.k.data.size()), v(e.v.data.size()), o(e.o.data.size());
+    q.upload(e.q), k.upload(e.k), v.upload(e.v), o.poison();
+    auto lse = poisoned_output(s.ls());
+    flash_attention_forward_bf16_lse(q.get(), k.get(), v.get(), o.get(), lse.get(), s.B, s.H, s.Sq, s.Sk, s.D, s.causal);
+    sync_default_stream();
+    for (const auto& [name, t, d] : {std::tuple{"q", &e.q, &q}, std::tuple{"k", &e.k, &k}, std::tuple{"v", &e.v, &v}})
+        if (!bf16_input_unchanged(r, name, *t, *d)) return false;
+    Tensor got_lse;
+    if (!read_output(r, lse, s.ls(), got_lse)) return false;
+    const std::string c = s.causal ? " [causal]" : "";
+    if (!check_lse(r, "forward: lse" + c, got_lse, e.lse, kLseTol)) return false;
+    const Tensor got_o = o.download(s.qs());
+    return check_output(r, "forward: O" + c, got_o, e.o, kForwardTol, kDims) &&
+           relative_l2_within(r, "forward: O" + c, got_o, e.o, kForwardRelL2, "an accumulator or a softmax statistic kept in bf16?");
+}
+
+Expected golden_expected(const std::string& golden, Shape4& s) {
     SafetensorsFile f = open_golden("task4", golden);
-    const Shape4 s{golden_int(f, "B"), golden_int(f, "H"), golden_int(f, "Sq"), golden_int(f, "Sk"), golden_int(f, "D"),
-                   golden_int(f, "causal") != 0};
-    const Expected e{f.load_f32("q", s.qs()),  f.load_f32("k", s.ks()),   f.load_f32("v", s.ks()),
+    s = Shape4{golden_int(f, "B"), golden_int(f, "H"), golden_int(f, "Sq"), golden_int(f, "Sk"), golden_int(f, "D"),
+               golden_int(f, "causal") != 0};
+    Expected e{f.load_f32("q", s.qs()),  f.load_f32("k", s.ks()),   f.load_f32("v", s.ks()),
                      f.load_f32("dout", s.qs()), f.load_f32("out", s.qs()), f.load_f32("lse", s.ls()),
                      f.load_f32("dq", s.qs()), f.load_f32("dk", s.ks()),  f.load_f32("dv", s.ks())};
     for (const Tensor* t : {&e.q, &e.k, &e.v, &e.dout, &e.o})
         for (float x : t->data)
             if (bf16_value(bf16_bits(x)) != x) throw std::runtime_error(golden + ": an input is not bf16-exact (stale golden)");
+    e.tol = golden_tolerance(f);
+    return e;
+}
+
+CaseResult golden_case(const std::string& golden) {
+    Shape4 s{};
+    const Expected e = golden_expected(golden, s);
     CaseResult r;
     r.shape = s.str();
     r.ms = wall_ms([&] {
-        if (check_backward(r, "", s, e, golden_tolerance(f))) r.status = "passed";
+        if (check_backward(r, "", s, e, e.tol)) r.status = "passed";
     });
     return r;
 }
 
-// Fresh shapes and inputs from GRADER_SEED against the float64 oracle on the CPU; two calls with different values.
-CaseResult fresh_case(int draw) {
-    auto g = rng_for("task4-bf16-backward.fresh." + std::to_string(draw));
-    const int Sq = uniform_int(g, 1, 500);
-    const Shape4 s{uniform_int(g, 1, 2), uniform_int(g, 1, 3), Sq, draw % 3 == 2 ? uniform_int(g, 1, 500) : Sq,
-                   pick(g, std::vector<int>{32, 64, 128}), draw % 2 == 1};
+// The forward with lse on a golden's q, k, v (its O and lse: float64, O rounded to bf16).
+CaseResult forward_golden_case(const std::string& golden) {
+    Shape4 s{};
+    const Expected e = golden_expected(golden, s);
     CaseResult r;
-    r.shape = fmt::format("{} (seed {})", s.str(), grader_seed());
-    for (int call = 1; call <= 2; ++call) {
-        auto [q, k, v, dout] = bf16_inputs(g, s);
-        const AttentionGrads want = attention_backward_f64(q, k, v, dout, s.causal);
-        if (!check_backward(r, fmt::format("call {} of 2: ", call), s, from_oracle(q, k, v, dout, want), kTol)) return r;
-    }
-    r.status = "passed";
+    r.shape = s.str();
+    r.ms = wall_ms([&] {
+        if (check_forward(r, s, e)) r.status = "passed";
+    });
     return r;
 }
 
@@ -145,6 +172,35 @@ Expected gpu_expected(const Shape4& s, const std::string& name) {
                                s.Sq, s.Sk, s.D, s.causal);
     return from_oracle(hq, hk, hv, hdout,
                        {to_host(o, s.qs()), to_host(lse, s.ls()), to_host(dq, s.qs()), to_host(dk, s.ks()), to_host(dv, s.ks())});
+}
+
+// The forward with lse on fresh shapes: long rows against the float64 GPU oracle, and B·H = 70000 heads with a row
+// that sees no key (causal, Sq = 2 > Sk = 1).
+CaseResult forward_fresh_case(const Shape4& s, const std::string& note) {
+    CaseResult r;
+    r.shape = fmt::format("{}{} (float64 GPU oracle, seed {})", s.str(), note, grader_seed());
+    const Expected e = gpu_expected(s, "task4-bf16-backward.forward." + s.str());
+    r.ms = wall_ms([&] {
+        if (check_forward(r, s, e)) r.status = "passed";
+    });
+    return r;
+}
+
+// Fresh shapes and inputs from GRADER_SEED against the float64 oracle on the CPU; two calls with different values.
+CaseResult fresh_case(int draw) {
+    auto g = rng_for("task4-bf16-backward.fresh." + std::to_string(draw));
+    const int Sq = uniform_int(g, 1, 500);
+    const Shape4 s{uniform_int(g, 1, 2), uniform_int(g, 1, 3), Sq, draw % 3 == 2 ? uniform_int(g, 1, 500) : Sq,
+                   pick(g, std::vector<int>{32, 64, 128}), draw % 2 == 1};
+    CaseResult r;
+    r.shape = fmt::format("{} (seed {})", s.str(), grader_seed());
+    for (int call = 1; call <= 2; ++call) {
+        auto [q, k, v, dout] = bf16_inputs(g, s);
+        const AttentionGrads want = attention_backward_f64(q, k, v, dout, s.causal);
+        if (!check_backward(r, fmt::format("call {} of 2: ", call), s, from_oracle(q, k, v, dout, want), kTol)) return r;
+    }
+    r.status = "passed";
+    return r;
 }
 
 // Long rows (32–64 tiles of keys and of queries) against the float64 oracle on the GPU.
@@ -213,6 +269,22 @@ CaseResult rejects(const std::string& what, const std::string& name, int Sk, int
     return r;
 }
 
+// The forward with lse must refuse the bad argument with std::invalid_argument naming `name`.
+CaseResult forward_rejects(const std::string& what, const std::string& name, int Sk, int D, bool null_lse) {
+    CaseResult r;
+    r.shape = what;
+    const size_t n = size_t(16) * D;
+    Bf16Buffer a(n), b(n), c(n), o(n);
+    DeviceBuffer<float> l(16);
+    expect_throw<std::invalid_argument>(
+        r, [&] {
+            flash_attention_forward_bf16_lse(a.get(), b.get(), c.get(), o.get(), null_lse ? nullptr : l.get(), 1, 1, 16, Sk, D, false);
+            sync_default_stream();
+        },
+        {name}, fmt::format("flash_attention_forward_bf16_lse accepted {}: it must throw std::invalid_argument naming {}", what, name));
+    return r;
+}
+
 }  // namespace
 
 std::vector<GradeCase> bf16_backward_grade_cases() {
@@ -231,6 +303,16 @@ std::vector<GradeCase> bf16_backward_grade_cases() {
     cases.push_back({"rejects head_dim 256", 0.5, [] { return rejects("head_dim 256", "256", 16, 256, false); }, "errors"});
     cases.push_back({"rejects a null lse", 0.5, [] { return rejects("lse = nullptr", "lse", 16, 64, true); }, "errors"});
     cases.push_back({"rejects Sk = 0", 0.5, [] { return rejects("Sk = 0", "Sk", 0, 64, false); }, "errors"});
+    // the forward with lse (task4d.7), for training
+    for (const char* g : {"bf16bwd_b2_h8_s256_d128_causal", "bf16bwd_s1_d64_causal", "bf16bwd_s129_d128", "bf16bwd_s1000_d64_causal",
+                          "bf16bwd_cross_q100_k300_d64", "bf16bwd_cross_q77_k200_d128_causal"})
+        cases.push_back({std::string("forward+lse: ") + g, 0.5, [g] { return forward_golden_case(g); }, "forward"});
+    for (const auto& [s, note] : {std::pair{Shape4{1, 2, 2048, 2048, 128, false}, ""}, std::pair{Shape4{2, 3, 1100, 2500, 64, true}, ""},
+                                  std::pair{Shape4{2, 2, 700, 300, 128, true}, " (400 rows see no key)"},
+                                  std::pair{Shape4{70, 1000, 2, 1, 64, true}, " (B·H = 70000)"}})
+        cases.push_back({"forward+lse: " + s.str() + note, 0.5, [s = s, note = note] { return forward_fresh_case(s, note); }, "forward"});
+    cases.push_back({"forward+lse rejects head_dim 32", 0.25, [] { return forward_rejects("head_dim 32", "32", 16, 32, false); }, "forward"});
+    cases.push_back({"forward+lse rejects a null lse", 0.25, [] { return forward_rejects("lse = nullptr", "lse", 16, 64, true); }, "forward"});
     return cases;
 }
 

@@ -20,4 +20,13 @@ void flash_attention_backward_bf16(const __nv_bfloat16* q, const __nv_bfloat16* 
          {{"B", B}, {"H", H}, {"Sq", Sq}, {"Sk", Sk}, {"D", D}, {"causal", causal}, {"null", b.null}});
 }
 
+void flash_attention_forward_bf16_lse(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                                      __nv_bfloat16* o, float* lse, int B, int H, int Sq, int Sk, int D, bool causal) {
+    const size_t nq = (count({B, H, Sq, D}) + 1) / 2, nk = (count({B, H, Sk, D}) + 1) / 2, nl = count({B, H, Sq});
+    NullableArgs b;
+    b.add(q, nq, Role::in), b.add(k, nk, Role::in), b.add(v, nk, Role::in), b.add(o, nq, Role::inout), b.add(lse, nl, Role::inout);
+    call("flash_attention_forward_bf16_lse", b.args,
+         {{"B", B}, {"H", H}, {"Sq", Sq}, {"Sk", Sk}, {"D", D}, {"causal", causal}, {"null", b.null}});
+}
+
 }  // namespace task4

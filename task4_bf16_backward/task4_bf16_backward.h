@@ -11,6 +11,11 @@
 // the softmax's recomputation in float32; only the outputs are rounded to bf16. dq, dk and dv are overwritten.
 // A row that sees no key gives zero gradients; a key that no row sees gets dk = dv = 0. Launches on the default
 // stream, returns without synchronising, and holds nothing of size Sq × Sk.
+//
+// flash_attention_forward_bf16_lse: the forward that also hands the backward its lse, for training on these kernels
+// (attnlab.attention on bf16 tensors, make train-attnlab). o as 4b's flash_attention_forward_bf16
+// (task4_bf16/task4_bf16.h: the same head dims 64 and 128, the same errors); lse [B, H, Sq] float32 as above, natural
+// log, +∞ for a row that sees no key. A null lse throws std::invalid_argument naming it.
 // task4_bf16_backward/README.md gives the plan, the tolerance and the ladder.
 #pragma once
 #include <cuda_bf16.h>
@@ -20,5 +25,8 @@ namespace task4 {
 void flash_attention_backward_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                                    const __nv_bfloat16* o, const __nv_bfloat16* dout, const float* lse, __nv_bfloat16* dq,
                                    __nv_bfloat16* dk, __nv_bfloat16* dv, int B, int H, int Sq, int Sk, int D, bool causal);
+
+void flash_attention_forward_bf16_lse(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                                      __nv_bfloat16* o, float* lse, int B, int H, int Sq, int Sk, int D, bool causal);
 
 }  // namespace task4

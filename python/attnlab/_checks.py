@@ -10,16 +10,21 @@ import operator
 import torch
 
 HEAD_DIMS = (32, 64, 96, 128)  # what Tasks 4 and 5 compile (task4/task4.h, task5/task5.h)
+BF16_HEAD_DIMS = (64, 128)  # what the bf16 forwards take (task4_bf16/task4_bf16.h, task4_bf16_backward/task4_bf16_backward.h)
+ATTENTION_DTYPES = (torch.float32, torch.bfloat16)  # Task 4 and 4c in float32; 4b and 4d in bf16
 INT_MAX = 2**31 - 1  # the C interface passes sizes as int
 
 
-def tensor(name, x, rank=None, layout=""):
-    """x must be a float32 tensor of `rank` dimensions (`layout` words them), contiguous. A bare kernel has no
-    backward: x may not require grad while grad mode is on (attnlab.attention routes such calls to its op first)."""
+def tensor(name, x, rank=None, layout="", dtypes=(torch.float32,)):
+    """x must be a tensor of one of `dtypes`, of `rank` dimensions (`layout` words them), contiguous. A bare kernel has
+    no backward: x may not require grad while grad mode is on (attnlab.attention routes such calls to its op first)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
-    if x.dtype != torch.float32:
-        raise TypeError(f"{name}: dtype is {x.dtype}; attnlab's kernels take torch.float32 (convert with .float())")
+    if x.dtype not in dtypes:
+        if dtypes == ATTENTION_DTYPES:
+            raise TypeError(f"{name}: dtype is {x.dtype}; attention takes torch.float32 (Task 4) or torch.bfloat16 "
+                            f"(Task 4's bf16 parts) (convert with .float() or .bfloat16())")
+        raise TypeError(f"{name}: dtype is {x.dtype}; this kernel takes torch.float32 (convert with .float())")
     dims = x.dim()
     if rank is not None and dims != rank:
         raise ValueError(f"{name}: has {dims} dimensions {tuple(x.shape)}; expected {rank}{' ' + layout if layout else ''}")
@@ -46,6 +51,15 @@ def same_device(names, tensors):
     return index
 
 
+def aligned_16(*named):
+    """bf16 tensors start on 16 bytes: the bf16 kernels read rows 8 elements at a time (a tensor of its own always
+    does; a view into another from an odd element does not)."""
+    for name, x in named:
+        if x.dtype == torch.bfloat16 and x.data_ptr() % 16:
+            raise ValueError(f"{name}: its data does not start on a 16-byte boundary (storage offset {x.storage_offset()}); "
+                             f"the bf16 kernels read 16 bytes at a time: pass {name}.clone()")
+
+
 def head_dim(name, D):
     if D not in HEAD_DIMS:
         raise ValueError(f"{name}: head_dim (last dimension) is {D}; the kernels support {', '.join(map(str, HEAD_DIMS))}")
@@ -54,17 +68,25 @@ def head_dim(name, D):
 def attention(q, k, v, causal):
     """q [B, H, Sq, D], k and v [B, H, Sk, D], all on one CUDA device; returns its index."""
     attention_shapes(q, k, v, causal)
-    return same_device(("q", "k", "v"), (q, k, v))
+    device = same_device(("q", "k", "v"), (q, k, v))
+    aligned_16(("q", q), ("k", k), ("v", v))
+    return device
 
 
 def attention_shapes(q, k, v, causal):
     """Everything attention() checks but the device (the custom ops' fake kernels run this on meta tensors)."""
     for name, x in (("q", q), ("k", k), ("v", v)):
-        tensor(name, x, 4, "[batch, heads, seq, head_dim]")
+        tensor(name, x, 4, "[batch, heads, seq, head_dim]", ATTENTION_DTYPES)
+    same_dtype(q, ("k", k), ("v", v))
     if not isinstance(causal, bool):
         raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
     keys_fit_queries(q, ("k", k), ("v", v), "[batch, heads, Sk, head_dim]")
-    head_dim("q", q.shape[3])
+    if q.dtype == torch.bfloat16:
+        if q.shape[3] not in BF16_HEAD_DIMS:
+            raise ValueError(f"q: head_dim (last dimension) is {q.shape[3]}; the bf16 kernels support "
+                             f"{', '.join(map(str, BF16_HEAD_DIMS))} (float32 ones {', '.join(map(str, HEAD_DIMS))})")
+    else:
+        head_dim("q", q.shape[3])
     if k.shape[2] == 0:
         raise ValueError("k: has 0 keys (Sk = 0): nothing to attend to")
 
@@ -72,13 +94,16 @@ def attention_shapes(q, k, v, causal):
 def attention_backward(q, k, v, o, dout, lse, causal):
     """Task 4c's backward: q, k, v as attention(); o and dout shaped as q; lse [B, H, Sq]; one CUDA device."""
     attention_backward_shapes(q, k, v, o, dout, lse, causal)
-    return same_device(("q", "k", "v", "o", "dout", "lse"), (q, k, v, o, dout, lse))
+    device = same_device(("q", "k", "v", "o", "dout", "lse"), (q, k, v, o, dout, lse))
+    aligned_16(("q", q), ("k", k), ("v", v), ("o", o), ("dout", dout), ("lse", lse))
+    return device
 
 
 def attention_backward_shapes(q, k, v, o, dout, lse, causal):
     attention_shapes(q, k, v, causal)
     for name, x, what in (("o", o, "the forward's output"), ("dout", dout, "the output's gradient")):
-        tensor(name, x, 4, "[batch, heads, Sq, head_dim]")
+        tensor(name, x, 4, "[batch, heads, Sq, head_dim]", ATTENTION_DTYPES)
+        same_dtype(q, (name, x))
         if x.shape != q.shape:
             raise ValueError(f"{name}: shape {tuple(x.shape)} differs from q's {tuple(q.shape)}; {name} is {what}, "
                              f"[batch, heads, Sq, head_dim]")
@@ -86,6 +111,13 @@ def attention_backward_shapes(q, k, v, o, dout, lse, causal):
     if lse.shape != q.shape[:3]:
         raise ValueError(f"lse: shape {tuple(lse.shape)} does not fit q's {tuple(q.shape)}; lse is the forward's "
                          f"log-sum-exp, one per row: [batch, heads, Sq] = {tuple(q.shape[:3])}")
+
+
+def same_dtype(q, *named):
+    """Every named tensor has q's dtype (the kernels take one dtype for all)."""
+    for name, x in named:
+        if x.dtype != q.dtype:
+            raise TypeError(f"{name}: dtype is {x.dtype} but q is {q.dtype}; pass them all in one dtype")
 
 
 def keys_fit_queries(q, named_k, named_v, layout):

@@ -1,5 +1,6 @@
-"""Task 4's backward bonus (4c, task4_backward/task4_backward.h) on torch tensors: the forward that also returns
-each row's log-sum-exp, and FlashAttention-2's backward. Bare kernels, no autograd of their own.
+"""Task 4's backward bonus on torch tensors (4c in float32, task4_backward/task4_backward.h; 4d in bfloat16,
+task4_bf16_backward/task4_bf16_backward.h): the forward that also returns each row's log-sum-exp, and
+FlashAttention-2's backward. Bare kernels, no autograd of their own; the inputs' dtype picks the part.
 
     import attnlab                                          # make python IMPL=…, pip install -e python/ first
     o, lse = attnlab.attention_with_lse(q, k, v, causal=True)
@@ -19,14 +20,16 @@ from ._streams import current as current_stream
 
 
 def attention_with_lse(q, k, v, causal=False):
-    """(o, lse) with task4::flash_attention_forward_lse: o as attnlab.attention; lse [B, H, Sq] float32,
+    """(o, lse) with task4::flash_attention_forward_lse (bf16: flash_attention_forward_bf16_lse): o as
+    attnlab.attention; lse [B, H, Sq] float32 whatever q's dtype,
     lse[b, h, i] = log Σ_j exp(q_i·k_j / √D) over the keys row i sees (+inf for a row that sees none)."""
     device = _checks.attention(q, k, v, causal)
     B, H, Sq, D = q.shape
     o = torch.empty_like(q)
-    lse = q.new_empty((B, H, Sq))
+    lse = q.new_empty((B, H, Sq), dtype=torch.float32)
     if B * H * Sq:
-        _library.call("attention_lse", device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+        kernel = "attention_bf16_lse" if q.dtype == torch.bfloat16 else "attention_lse"
+        _library.call(kernel, device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
                       lse.data_ptr(), B, H, Sq, k.shape[2], D, int(causal))
     return o, lse
 
@@ -42,7 +45,7 @@ def attention_backward(q, k, v, o, dout, lse, causal=False):
         return dq, dk, dv
     if Sq == 0:  # no query: nothing reaches any key
         return dq, dk.zero_(), dv.zero_()
-    _library.call("attention_backward", device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                  o.data_ptr(), dout.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), B, H, Sq, Sk,
-                  D, int(causal))
+    kernel = "attention_backward_bf16" if q.dtype == torch.bfloat16 else "attention_backward"
+    _library.call(kernel, device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                  dout.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), B, H, Sq, Sk, D, int(causal))
     return dq, dk, dv

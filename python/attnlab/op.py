@@ -77,7 +77,7 @@ def _fake_forward(q, k, v, causal=False):
 
 def _fake_with_lse(q, k, v, causal=False):
     _checks.attention_shapes(q, k, v, causal)
-    return q.new_empty(q.shape), q.new_empty(q.shape[:3])
+    return q.new_empty(q.shape), q.new_empty(q.shape[:3], dtype=torch.float32)
 
 
 def _fake_backward(q, k, v, o, dout, lse, causal=False):

@@ -1,7 +1,7 @@
 """The bridge's functions on torch tensors: attention (Task 4), decode (Task 5), softmax and gemm (Task 2).
 
     import attnlab                                  # pip install -e python/ (or make python's wheel); make python IMPL=… first
-    o = attnlab.attention(q, k, v, causal=True)     # q [B, H, Sq, D], k, v [B, H, Sk, D], float32, CUDA
+    o = attnlab.attention(q, k, v, causal=True)     # q [B, H, Sq, D], k, v [B, H, Sk, D], float32 or bf16, CUDA
 
 Every function checks its arguments first (TypeError / ValueError naming the argument), allocates
 its output with torch on the inputs' device, and calls the student's (or the reference's) kernel
@@ -23,15 +23,15 @@ from ._streams import current as current_stream
 def attention(q, k, v, causal=False):
     """softmax(q kᵀ / √D) v with Task 4's fused kernel (task4::flash_attention_forward); differentiable.
 
-    q: [B, H, Sq, D]; k, v: [B, H, Sk, D] (Sq ≠ Sk allowed); float32, contiguous, one CUDA device;
-    D ∈ {32, 64, 96, 128}. causal: key j is visible to query i iff j ≤ i + (Sk − Sq), bottom-right
+    q: [B, H, Sq, D]; k, v: [B, H, Sk, D] (Sq ≠ Sk allowed); contiguous, one CUDA device; float32 (Task 4's
+    kernel, D ∈ {32, 64, 96, 128}) or bfloat16 (Task 4's bf16 part, 4b; D ∈ {64, 128}), all three alike. causal: key j is visible to query i iff j ≤ i + (Sk − Sq), bottom-right
     aligned as in FlashAttention (the usual lower triangle when Sq == Sk; with Sq > Sk the first
     Sq − Sk rows see no key and are 0). Note torch's scaled_dot_product_attention(is_causal=True)
     aligns top-left when Sq ≠ Sk. Returns o [B, H, Sq, D].
 
-    When an input requires grad (grad mode on) it runs Task 4c instead: the forward that also keeps each
-    row's log-sum-exp, and in the backward FlashAttention-2's backward (dq, dk, dv; a row that sees no
-    key gets zero gradients). Under torch.compile it is the operator torch.ops.attnlab.attention.
+    When an input requires grad (grad mode on) it runs Task 4c instead (4d in bf16): the forward that also keeps
+    each row's log-sum-exp, and in the backward FlashAttention-2's backward (dq, dk, dv in q's dtype; a row that
+    sees no key gets zero gradients). Under torch.compile it is the operator torch.ops.attnlab.attention.
     """
     if _op_needed(q, k, v):
         return torch.ops.attnlab.attention(q, k, v, causal)
@@ -56,7 +56,7 @@ def attention_kernel(q, k, v, causal=False):
     B, H, Sq, D = q.shape
     o = torch.empty_like(q)
     if B * H * Sq:
-        _library.call("attention", device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+        _library.call("attention_bf16" if q.dtype == torch.bfloat16 else "attention", device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
                       B, H, Sq, k.shape[2], D, int(causal))
     return o
 

@@ -48,6 +48,23 @@ class AttentionChecks(Raises):
         self.check(TypeError, ["k:", "float16", "float32"], attnlab.attention, t(1, 1, 4, 32), t(1, 1, 4, 32, dtype=torch.float16),
                    t(1, 1, 4, 32))
 
+    def test_bf16_mixed_with_float32(self):  # bf16 is Task 4's bf16 parts; one dtype for q, k and v
+        b = t(1, 1, 4, 64, dtype=torch.bfloat16)
+        self.check(TypeError, ["k:", "float32", "q is torch.bfloat16", "one dtype"], attnlab.attention, b, t(1, 1, 4, 64), b)
+
+    def test_bf16_head_dim(self):  # the bf16 forward has head dims 64 and 128 only
+        b = t(1, 1, 4, 32, dtype=torch.bfloat16)
+        self.check(ValueError, ["q:", "head_dim", "32", "bf16 kernels support 64, 128"], attnlab.attention, b, b, b)
+
+    def test_bf16_device(self):  # a bf16 call with everything else right: only the device is wrong
+        q, kv = t(2, 3, 5, 128, dtype=torch.bfloat16), t(2, 3, 9, 128, dtype=torch.bfloat16)
+        self.check(ValueError, ["q:", "is on cpu", "CUDA"], attnlab.attention, q, kv, kv, causal=True)
+
+    def test_bf16_fake_lse_is_float32(self):  # the operator's fake (torch.compile) gives lse in float32 whatever q is
+        b = torch.empty(2, 3, 5, 64, dtype=torch.bfloat16, device="meta")
+        o, lse = attnlab.op._fake_with_lse(b, b, b, True)
+        self.assertEqual((o.dtype, lse.dtype, tuple(lse.shape)), (torch.bfloat16, torch.float32, (2, 3, 5)))
+
     def test_rank(self):
         self.check(ValueError, ["v:", "3 dimensions", "expected 4"], attnlab.attention, t(1, 1, 4, 32), t(1, 1, 4, 32), t(1, 4, 32))
 
@@ -112,6 +129,17 @@ class BackwardChecks(Raises):
 
     def test_dout_dtype(self):
         self.check(TypeError, ["dout:", "float64"], attnlab.attention_backward, **self.args(dout=t(2, 3, 5, 64).double()))
+
+    def test_bf16_o_float32(self):  # a bf16 backward takes o and dout in bf16, lse in float32
+        b = lambda *s: t(*s, dtype=torch.bfloat16)  # noqa: E731
+        self.check(TypeError, ["o:", "float32", "q is torch.bfloat16"], attnlab.attention_backward,
+                   **self.args(q=b(2, 3, 5, 64), k=b(2, 3, 9, 64), v=b(2, 3, 9, 64), dout=b(2, 3, 5, 64)))
+
+    def test_bf16_lse_not_float32(self):
+        b = lambda *s: t(*s, dtype=torch.bfloat16)  # noqa: E731
+        self.check(TypeError, ["lse:", "bfloat16", "float32"], attnlab.attention_backward,
+                   **self.args(q=b(2, 3, 5, 64), k=b(2, 3, 9, 64), v=b(2, 3, 9, 64), o=b(2, 3, 5, 64), dout=b(2, 3, 5, 64),
+                               lse=b(2, 3, 5)))
 
     def test_lse_rank(self):
         self.check(ValueError, ["lse:", "4 dimensions", "[batch, heads, Sq]"], attnlab.attention_backward,

@@ -3,7 +3,8 @@
 operator under torch.compile, a non-default current stream, per-sequence decode lengths; and the
 backward (Task 4c): lse, dq, dk, dv against float64 autograd on the same float32 inputs, through the
 bare kernels, attnlab.attention, the operator under torch.compile(fullgraph=True), a side stream, and
-a Hugging Face GPT-2 training step against eager attention.
+a Hugging Face GPT-2 training step against eager attention; and the same in bf16 (4b's forward, 4d's forward
+with lse and backward), under autograd, torch.compile and torch.autocast.
 
     ATTNLAB_IMPL=reference /usr/bin/python3 python/tests/test_bridge_gpu.py [-v]   # make python IMPL=reference first
 
@@ -285,6 +286,91 @@ class Backward(OnGpu):
                                                           attn_implementation="attnlab").cuda().train()
         with self.assertRaisesRegex(ValueError, "dropout"):
             model(ids, labels=ids)
+
+
+# bf16 (Task 4's bf16 parts: 4b's forward, 4d's forward with lse and backward) against float64 on the same bf16
+# inputs, with the parts' own tolerances: O as 4b's (task4_bf16/cases_bf16.cpp), lse and the gradients as 4d's
+# (task4_bf16_backward/cases_bf16_backward.cpp), each gradient's relative L2 error too.
+BF16_O = (4e-3, 1.6e-2)
+BF16_LSE = (1e-4, 1e-4)
+BF16_GRAD, BF16_GRAD_L2 = (2e-2, 2e-2), 6e-3
+
+
+class Bf16(unittest.TestCase):
+    def inputs(self, B, H, Sq, Sk, D, seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        q = torch.randn(B, H, Sq, D, device="cuda", generator=g).bfloat16()
+        k, v = (torch.randn(B, H, Sk, D, device="cuda", generator=g).bfloat16() for _ in range(2))
+        return q, k, v, torch.randn(B, H, Sq, D, device="cuda", generator=g).bfloat16()
+
+    def within(self, got, want, tol, what, l2=None):
+        err = (got.double() - want).abs()
+        ratio = (err / (tol[0] + tol[1] * want.abs())).max().item() if want.numel() else 0.0
+        self.assertLessEqual(ratio, 1.0, f"{what}: max |error| {err.max().item():.3g} is {ratio:.3g}× the tolerance")
+        if l2 is not None and want.norm() > 0:
+            rel = ((got.double() - want).norm() / want.norm()).item()
+            self.assertLessEqual(rel, l2, f"{what}: relative L2 error {rel:.3g} above {l2}")
+
+    def test_forward(self):
+        for D in (64, 128):
+            for Sq, Sk in ((1, 1), (127, 127), (129, 129), (64, 200), (200, 64), (1, 129)):
+                for causal in (False, True):
+                    q, k, v, _ = self.inputs(2, 3, Sq, Sk, D, seed=D + Sq * 3 + Sk + causal)
+                    self.within(attnlab.attention(q, k, v, causal=causal), oracle(q, k, v, causal), BF16_O,
+                                f"bf16 attention D={D} Sq={Sq} Sk={Sk} causal={causal}", l2=4e-3)
+
+    def test_kernels(self):
+        """attention_with_lse (4d's forward) and attention_backward (4d) on bf16 tensors."""
+        for D in (64, 128):
+            for Sq, Sk in GRAD_SHAPES:
+                for causal in (False, True):
+                    what = f"bf16 D={D} Sq={Sq} Sk={Sk} causal={causal}"
+                    q, k, v, dout = self.inputs(2, 3, Sq, Sk, D, seed=D * 7 + Sq * 13 + Sk + causal)
+                    o64, lse64, *g64 = oracle_grad(q, k, v, causal, dout)
+                    o, lse = attnlab.attention_with_lse(q, k, v, causal=causal)
+                    self.assertEqual((o.dtype, lse.dtype), (torch.bfloat16, torch.float32), what)
+                    self.within(o, o64, BF16_O, f"attention_with_lse o {what}", l2=4e-3)
+                    seen = torch.isfinite(lse64)
+                    self.assertTrue(bool((lse[~seen] == float("inf")).all()), f"{what}: lse of a row with no key is not +inf")
+                    self.within(lse[seen], lse64[seen], BF16_LSE, f"attention_with_lse lse {what}")
+                    o_in = o64.bfloat16()  # the backward judged on its own: O from float64, rounded as a bf16 forward's
+                    got = attnlab.attention_backward(q, k, v, o_in, dout, lse64.float(), causal=causal)
+                    for name, g, w in zip(("dq", "dk", "dv"), got, g64):
+                        self.assertEqual(g.dtype, torch.bfloat16, f"{name} {what}")
+                        self.within(g, w, BF16_GRAD, f"attention_backward {name} {what}", l2=BF16_GRAD_L2)
+
+    def test_autograd_compile_and_autocast(self):
+        """attnlab.attention under autograd, under torch.compile(fullgraph=True), and inside torch.autocast (q, k, v from
+        a Linear in bf16): the gradients against float64's of the same bf16 inputs."""
+        q, k, v, dout = self.inputs(2, 4, 300, 257, 64, seed=11)
+        _, _, *g64 = oracle_grad(q, k, v, True, dout)
+        compiled = torch.compile(lambda q, k, v: torch.ops.attnlab.attention(q, k, v, True), fullgraph=True)
+        for what, fn in (("autograd", lambda *x: attnlab.attention(*x, causal=True)), ("torch.compile", compiled)):
+            leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+            fn(*leaves).backward(dout)
+            for name, x, w in zip(("dq", "dk", "dv"), leaves, g64):
+                self.within(x.grad, w, BF16_GRAD, f"{what} {name}", l2=BF16_GRAD_L2)
+        lin = torch.nn.Linear(64, 3 * 64, device="cuda")
+        x = torch.randn(2, 4, 300, 64, device="cuda", requires_grad=True)
+        grads = {}
+        for impl in ("attnlab", "sdpa"):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                a, b, c = lin(x).chunk(3, dim=-1)
+                a, b, c = a.contiguous(), b.contiguous(), c.contiguous()
+                self.assertEqual(a.dtype, torch.bfloat16)
+                o = (attnlab.attention(a, b, c, causal=True) if impl == "attnlab"
+                     else torch.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=True))
+            grads[impl] = torch.autograd.grad(o.float().square().sum(), (x, lin.weight))
+        for name, m, s in zip(("x", "weight"), grads["attnlab"], grads["sdpa"]):
+            rel = ((m - s).norm() / s.norm()).item()
+            self.assertLess(rel, 2e-2, f"autocast: the gradient of {name} is {rel:.3g} (relative L2) from SDPA's")
+
+    def test_misaligned_view_refused(self):
+        q, k, v, _ = self.inputs(1, 1, 64, 64, 64, seed=2)
+        flat = torch.empty(q.numel() + 1, dtype=torch.bfloat16, device="cuda")
+        shifted = flat[1:].view(q.shape)  # contiguous, but 2 bytes past a 16-byte boundary
+        with self.assertRaisesRegex(ValueError, "16-byte"):
+            attnlab.attention(shifted, k, v)
 
 
 def print_worst():

@@ -47,7 +47,7 @@ struct Rung {
 void rung4(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B, int H, int Sq,
            int Sk, int D, bool causal) {
     (D == 64 ? task4::bf16_detail::launch_fa2<64, 4, 2, 64, true, false>
-             : task4::bf16_detail::launch_fa2<128, 4, 2, 64, false, false>)(q, k, v, o, B, H, Sq, Sk, causal);
+             : task4::bf16_detail::launch_fa2<128, 4, 2, 64, false, false>)(q, k, v, o, B, H, Sq, Sk, causal, nullptr);
 }
 
 const std::vector<Rung>& rungs() {

@@ -44,7 +44,8 @@ struct Params {
     __nv_bfloat16* o;
     int Sq, Sk;
     bool causal;
-    float scale_log2;  // log2(e)/√D: exp(x/√D) = exp2(x · scale_log2)
+    float scale_log2;     // log2(e)/√D: exp(x/√D) = exp2(x · scale_log2)
+    float* lse = nullptr;  // [BH][Sq]: each row's log-sum-exp, written when set (rung 10 only)
 };
 
 // ---- shared memory, barriers, fences ---------------------------------------------------------------------------
@@ -586,6 +587,19 @@ __device__ __forceinline__ void store_o_tile(uint32_t tile, const float (&o)[D /
             const uint32_t v = pack_bf16(o[4 * i + 2 * h] * inv, o[4 * i + 2 * h + 1] * inv);
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(tile + sw128_offset<ROWS>(r, 8 * i + 2 * t)), "r"(v) : "memory");
         }
+    }
+}
+
+// Rows row and row + 8 of a consumer thread's fragments: each row's log-sum-exp (m and l as online_softmax keeps them,
+// l summed over the quad's 4 lanes; +∞ for a row that saw no key) into lse[row], by the quad's first lane.
+__device__ __forceinline__ void store_lse(float* lse, const float (&m)[2], const float (&l)[2], int row, int Sq, int t) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float sum = l[h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        if (t == 0 && row + 8 * h < Sq)
+            lse[row + 8 * h] = sum > 0.f ? (m[h] + log2f(sum)) * 0.6931471805599453f : INFINITY;
     }
 }
 

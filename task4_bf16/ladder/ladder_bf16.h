@@ -25,7 +25,7 @@ void launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16*
             int Sq, int Sk, bool causal);
 template <int D, int WARPS, int MREP, int BC, bool QREG, bool LAZY>
 void launch_fa2(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
-                int H, int Sq, int Sk, bool causal);
+                int H, int Sq, int Sk, bool causal, float* lse = nullptr);
 }
 namespace ladder_bf16 {
 void wmma_forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,

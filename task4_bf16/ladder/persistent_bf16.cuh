@@ -220,6 +220,7 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
             if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
             bar_sync(1 + c, 128);
             store_o_tile<D, BR>(sO, o_acc, l, 64 * c + 16 * warp + g, t);
+            if (p.lse) store_lse(p.lse + size_t(bh) * p.Sq, m, l, row_a, p.Sq, t);
             fence_proxy_async();
             bar_sync(1 + c, 128);
             if (tid == 0 && wg_row0 < p.Sq) {
@@ -235,10 +236,11 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
 #endif
 }
 
-// Launches the kernel on min(#SMs, tiles) blocks (the caller checked device_is_sm90a() and 16-byte alignment).
+// Launches the kernel on min(#SMs, tiles) blocks (the caller checked device_is_sm90a() and 16-byte alignment); lse,
+// when set, receives each row's log-sum-exp ([B·H][Sq], 4d's forward for training).
 template <int D, int BC, int STAGES, bool QREG = false>
 void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
-                       int H, int Sq, int Sk, bool causal) {
+                       int H, int Sq, int Sk, bool causal, float* lse = nullptr) {
     constexpr int BR = 128;
     constexpr size_t smem = size_t(2 * BR + 2 * STAGES * BC) * D * 2 + 1024 + 256;
     static_assert(smem <= 227 * 1024, "shared memory: fewer stages or a smaller key tile");
@@ -250,7 +252,8 @@ void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __n
         return n;
     }();
     if (B * H == 0 || Sq == 0) return;
-    const Params p = make_params(q, k, v, o, B * H, Sq, Sk, D, causal, BR, BC);
+    Params p = make_params(q, k, v, o, B * H, Sq, Sk, D, causal, BR, BC);
+    p.lse = lse;
     PersistentParams pp;
     pp.BH = B * H, pp.row_blocks = (Sq + BR - 1) / BR;
     // causal: groups of heads whose K and V (Sk·D·2 bytes each) fit in 16 MB together, a third of the H100's L2

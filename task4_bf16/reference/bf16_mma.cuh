@@ -1,7 +1,8 @@
 // bf16_mma.cuh — the mma.sync primitives of Task 4's bf16 reference (flash_attention_bf16.cu, rung 4 of the bf16
 // ladder), shared with the ladder's rungs 2 and 3 (task4_bf16/ladder/mma_bf16.cu). Course staff material, not in
 // the student kit: the skeleton's plan is WMMA (task4/README.md, "Bonus: bf16 on tensor cores").
-//   Params                 a launch's pointers, lengths, causal flag and log2(e)/√D
+//   Params                 a launch's pointers, lengths, causal flag and log2(e)/√D (and lse, when it is wanted)
+//   row_lse                a row's log-sum-exp from its running max and sum
 //   cp_async16 / commit / wait, ldmatrix_x4 (.trans), mma_bf16 (m16n8k16, bf16 in, fp32 out), pack_bf16
 //   tile_offset<D, SWIZZLE> where 16-byte chunk c of row r of a [rows][D] tile lives: plain, or at chunk
 //                          c ^ (r mod 8), so that the 8 rows an ldmatrix reads hit 8 different bank groups
@@ -17,8 +18,15 @@ struct Params {
     __nv_bfloat16* o;
     int Sq, Sk;
     bool causal;
-    float scale_log2;  // log2(e)/√D: exp(x/√D) = exp2(x · scale_log2)
+    float scale_log2;     // log2(e)/√D: exp(x/√D) = exp2(x · scale_log2)
+    float* lse = nullptr;  // [B·H][Sq]: each row's log-sum-exp, written when set (4d's forward for training)
 };
+
+// A row's natural log-sum-exp from its running max m (of the scores times log2(e)/√D) and its sum l of exp2(· − m):
+// log Σ exp(s/√D) = (m + log2 l)·ln 2; +∞ for a row that saw no key (l = 0), so that exp(s − lse) = 0 in a backward.
+__device__ __forceinline__ float row_lse(float m, float l) {
+    return l > 0.f ? (m + log2f(l)) * 0.6931471805599453f : INFINITY;
+}
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));

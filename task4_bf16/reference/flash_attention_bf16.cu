@@ -316,7 +316,8 @@ __global__ void __launch_bounds__(WARPS * 32) flash_bf16_fa2_kernel(Params p) {
     }
 
     // O / l (l summed over the quad's 4 lanes; a row that saw no key gets zeros), staged as bf16 in this warp's
-    // own rows of the Q tile (no other warp reads them), then written 16 bytes a lane, whole rows per warp
+    // own rows of the Q tile (no other warp reads them), then written 16 bytes a lane, whole rows per warp; each row's
+    // log-sum-exp where it is asked for
 #pragma unroll
     for (int mr = 0; mr < MREP; ++mr)
 #pragma unroll
@@ -326,6 +327,7 @@ __global__ void __launch_bounds__(WARPS * 32) flash_bf16_fa2_kernel(Params p) {
             sum += __shfl_xor_sync(0xffffffffu, sum, 2);
             const float inv = sum > 0.f ? 1.f / sum : 0.f;
             const int r = warp * RW + 16 * mr + g + 8 * h;
+            if (p.lse && t == 0 && r0 + r < p.Sq) p.lse[bh * p.Sq + r0 + r] = row_lse(m[mr][h], sum);
 #pragma unroll
             for (int n = 0; n < DN; ++n)
                 *reinterpret_cast<unsigned*>(Qs + tile_offset<D, true>(r, n) + 2 * t) =
@@ -343,7 +345,7 @@ __global__ void __launch_bounds__(WARPS * 32) flash_bf16_fa2_kernel(Params p) {
 
 template <int D, int WARPS, int MREP, int BC, bool QREG, bool LAZY>
 void launch_fa2(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
-                int H, int Sq, int Sk, bool causal) {
+                int H, int Sq, int Sk, bool causal, float* lse = nullptr) {
     constexpr int BR = 16 * MREP * WARPS;
     constexpr size_t smem = size_t(BR + 4 * BC) * D * sizeof(__nv_bfloat16);
     auto kernel = flash_bf16_fa2_kernel<D, WARPS, MREP, BC, QREG, LAZY>;
@@ -353,7 +355,7 @@ void launch_fa2(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloa
     }();
     (void)attr_set;
     if (B * H == 0 || Sq == 0) return;
-    const Params p{q, k, v, o, Sq, Sk, causal, float(1.4426950408889634 / std::sqrt(double(D)))};
+    const Params p{q, k, v, o, Sq, Sk, causal, float(1.4426950408889634 / std::sqrt(double(D))), lse};
     const dim3 grid(unsigned(B * H), unsigned((Sq + BR - 1) / BR));
     kernel<<<grid, WARPS * 32, smem>>>(p);
     CUDA_CHECK_LAUNCH();
@@ -364,7 +366,7 @@ void launch_fa2(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloa
     X(64, 4, 2, 64, true, false) X(64, 4, 2, 64, true, true) X(64, 8, 2, 64, true, true)
 #define X(D, W, M, BC, QR, LZ)                                                                                         \
     template void launch_fa2<D, W, M, BC, QR, LZ>(const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, \
-                                                  __nv_bfloat16*, int, int, int, int, bool);
+                                                  __nv_bfloat16*, int, int, int, int, bool, float*);
 ATTNLAB_BF16_FA2_INSTANCES(X)
 #undef X
 
@@ -375,7 +377,7 @@ ATTNLAB_BF16_FA2_INSTANCES(X)
 // The sm_90a path (flash_attention_bf16_sm90.cu): runs the forward and returns true on a compute capability 9.0 GPU
 // with an sm_90a build and 16-byte-aligned pointers; otherwise returns false, having done nothing.
 bool hopper_forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
-                    int H, int Sq, int Sk, int D, bool causal);
+                    int H, int Sq, int Sk, int D, bool causal, float* lse = nullptr);
 
 bool device_has_bf16_mma(std::string* what) {
     int dev = 0, major = 0, minor = 0;
@@ -384,6 +386,26 @@ bool device_has_bf16_mma(std::string* what) {
     CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
     if (what) *what = "GPU " + std::to_string(dev) + " (sm_" + std::to_string(major) + std::to_string(minor) + ")";
     return major >= 8;
+}
+
+// flash_attention_forward_bf16, and with lse set 4d's flash_attention_forward_bf16_lse
+// (task4_bf16_backward/task4_bf16_backward.h): the same checks and kernels, which then also write each row's
+// log-sum-exp. `who` names the entry point in the errors.
+void forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, float* lse, int B,
+             int H, int Sq, int Sk, int D, bool causal, const std::string& who) {
+    if (D != 64 && D != 128)
+        throw std::invalid_argument(who + ": head_dim " + std::to_string(D) + " is not supported (64 or 128)");
+    if (B < 0 || H < 0 || Sq < 0 || Sk < 1)
+        throw std::invalid_argument(who + ": B, H, Sq must be >= 0 and Sk >= 1 (got B=" + std::to_string(B) + " H=" +
+                                    std::to_string(H) + " Sq=" + std::to_string(Sq) + " Sk=" + std::to_string(Sk) + ")");
+    std::string gpu;
+    if (!bf16_detail::device_has_bf16_mma(&gpu))
+        throw std::runtime_error(who + ": " + gpu + " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)");
+    if (bf16_detail::hopper_forward(q, k, v, o, B, H, Sq, Sk, D, causal, lse)) return;  // H100, H200: flash_attention_bf16_sm90.cu
+    if (D == 64)
+        bf16_detail::launch_fa2<64, 4, 2, 64, true, false>(q, k, v, o, B, H, Sq, Sk, causal, lse);
+    else
+        bf16_detail::launch_fa2<128, 4, 2, 64, false, false>(q, k, v, o, B, H, Sq, Sk, causal, lse);
 }
 
 }  // namespace bf16_detail
@@ -421,22 +443,7 @@ __global__ void __launch_bounds__(128) flash_bf16_kernel(const __nv_bfloat16* q,
 void flash_attention_forward_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                                   __nv_bfloat16* o, int B, int H, int Sq, int Sk, int D, bool causal) {
 #if SOLUTION
-    if (D != 64 && D != 128)
-        throw std::invalid_argument("flash_attention_forward_bf16: head_dim " + std::to_string(D) +
-                                    " is not supported (64 or 128)");
-    if (B < 0 || H < 0 || Sq < 0 || Sk < 1)
-        throw std::invalid_argument("flash_attention_forward_bf16: B, H, Sq must be >= 0 and Sk >= 1 (got B=" +
-                                    std::to_string(B) + " H=" + std::to_string(H) + " Sq=" + std::to_string(Sq) +
-                                    " Sk=" + std::to_string(Sk) + ")");
-    std::string gpu;
-    if (!bf16_detail::device_has_bf16_mma(&gpu))
-        throw std::runtime_error("flash_attention_forward_bf16: " + gpu +
-                                 " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)");
-    if (bf16_detail::hopper_forward(q, k, v, o, B, H, Sq, Sk, D, causal)) return;  // H100, H200: flash_attention_bf16_sm90.cu
-    if (D == 64)
-        bf16_detail::launch_fa2<64, 4, 2, 64, true, false>(q, k, v, o, B, H, Sq, Sk, causal);
-    else
-        bf16_detail::launch_fa2<128, 4, 2, 64, false, false>(q, k, v, o, B, H, Sq, Sk, causal);
+    bf16_detail::forward(q, k, v, o, nullptr, B, H, Sq, Sk, D, causal, "flash_attention_forward_bf16");
 #else
     // TODO(task4b.1): validate (D ∈ {64, 128}, else throw std::invalid_argument naming it; Sk = 0 likewise),
     // then launch flash_bf16_kernel<D> on a grid of attn::grid_over_heads(ceil(Sq / 64), B·H) blocks of 128 threads with the

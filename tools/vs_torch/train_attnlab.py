@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Train on your own kernels: Task 7's course model trained with torch's attention and with yours (Task 4c).
+"""Train on your own kernels: Task 7's course model trained with torch's attention and with yours (Task 4c in
+float32, 4d in bf16).
 
     make train-attnlab [IMPL=reference] [TRAIN_ARGS="--steps 1500"]    # GPU → build/train-attnlab/
-    PYTHONPATH=python tools/vs_torch/train_attnlab.py [--steps N] [--tokens build/kjv-tokens.pt] [--out DIR] [--max-minutes M]
+    make train-attnlab TRAIN_ARGS="--precision bf16"                   # bf16 autocast, sequences of 4,096
+    PYTHONPATH=python tools/vs_torch/train_attnlab.py [--precision float32|bf16] [--steps N] [--tokens build/kjv-tokens.pt]
+                                                     [--out DIR] [--max-minutes M]
     tools/vs_torch/train_attnlab.py --plot DIR/train_attnlab.json     # the picture from the curves (needs matplotlib only)
     tools/vs_torch/train_attnlab.py --test                             # the CPU, a few steps, a small model: the script end to end
 
@@ -25,6 +28,11 @@ training loss (the same batch in every run), and every --eval-every steps the lo
 text in fixed windows (no sampling). The verdict compares, for the validation loss and for the training loss
 averaged over each evaluation interval, the RMS over the logged points of attnlab − sdpa with that of
 sdpa-math − sdpa: the curves agree within noise when the first is at most NOISE_FACTOR times the second.
+
+--precision bf16 trains as torch users do: the whole step under torch.autocast in bf16 (float32 master weights, AdamW
+state and loss), sequences of 4,096 in batches of 2 (the same 8,192 tokens a step, attention now a large part of it),
+600 steps. The runs: attnlab (4d's forward with lse and 4d's backward, through attnlab.attention on bf16 q, k, v),
+sdpa-flash (SDPA's FlashAttention-2 backend: the baseline) and sdpa-cudnn (SDPA's cuDNN backend: the noise).
 Written: DIR/train_attnlab.json (curves, tokens/s, the verdict), DIR/train_attnlab.png (where matplotlib is;
 else draw it elsewhere with --plot). Exit 0 when the curves agree, 1 when they differ, 77 without a GPU.
 """
@@ -43,13 +51,22 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import llm_reference as ref  # noqa: E402
 import train_model as tm  # noqa: E402
 
-RUNS = ("attnlab", "sdpa", "sdpa-math")  # attnlab first: a skeleton or a failing kernel stops the run at once
-LABELS = {"attnlab": "attnlab (your Task 4c forward + backward)", "sdpa": "SDPA, memory-efficient backend",
-          "sdpa-math": "SDPA, math backend (the noise)"}
-NOISE_FACTOR = 3.0  # one noise pair is a rough estimate of the noise: attnlab may be up to this far from sdpa
+# The runs of each precision: attnlab first (a skeleton or a failing kernel stops the run at once), then the baseline,
+# then the run whose distance from the baseline is the noise.
+MODES = {
+    "float32": dict(runs=("attnlab", "sdpa", "sdpa-math"), base="sdpa", noise="sdpa-math",
+                    labels={"attnlab": "attnlab (your Task 4c forward + backward)", "sdpa": "SDPA, memory-efficient backend",
+                            "sdpa-math": "SDPA, math backend (the noise)"}),
+    "bf16": dict(runs=("attnlab", "sdpa-flash", "sdpa-cudnn"), base="sdpa-flash", noise="sdpa-cudnn",
+                 labels={"attnlab": "attnlab (your 4d forward with lse + 4d backward)", "sdpa-flash": "SDPA, FlashAttention-2 backend",
+                         "sdpa-cudnn": "SDPA, cuDNN backend (the noise)"}),
+}
+NOISE_FACTOR = 3.0  # one noise pair is a rough estimate of the noise: attnlab may be up to this far from the baseline
 # tools/goldens/train_model.py's GPU size and optimiser (SIZES["cuda"]); the test mode's is small and quick on 2 cores.
 GPU = dict(layers=6, width=384, seq=256, batch=32, lr=1e-3, dropout=0.2, weight_decay=0.1, steps=1500, eval_every=50,
            val_every=50, val_windows=None)
+# bf16: the same model and tokens per step in sequences of 4,096, where attention is a large part of a step
+GPU_BF16 = dict(GPU, seq=4096, batch=2, steps=600)
 TEST = dict(layers=2, width=64, seq=64, batch=4, lr=1e-3, dropout=0.2, weight_decay=0.1, steps=6, eval_every=3,
             val_every=50, val_windows=8)
 
@@ -63,21 +80,32 @@ class CourseGPT(tm.GPT2):
         self.attend = attend
 
 
-def attention_for(name, device):
-    """(attend, context manager factory) for a run. The test mode (CPU) runs the CPU attention on every side."""
+def attention_for(name, device, bf16):
+    """(attend, context manager factory) for a run. The test mode (CPU) runs the CPU attention on every side. bf16:
+    the whole step under torch.autocast in bf16 (float32 weights, AdamW's state and the loss), so q, k, v arrive in bf16."""
     import contextlib
+
+    def context(backends=None):
+        def enter():
+            stack = contextlib.ExitStack()
+            if bf16:
+                stack.enter_context(torch.autocast(device, dtype=torch.bfloat16))
+            if backends:
+                from torch.nn.attention import sdpa_kernel
+                stack.enter_context(sdpa_kernel(backends))
+            return stack
+        return enter
     if device == "cpu":
         sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
         attend = (lambda q, k, v: sdpa(q, k, v, is_causal=True)) if sdpa else ref.causal_attention
-        return attend, contextlib.nullcontext
+        return attend, context()
     if name == "attnlab":
         import attnlab
-        return (lambda q, k, v: attnlab.attention(q.contiguous(), k.contiguous(), v.contiguous(), causal=True)), \
-            contextlib.nullcontext
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    backend = SDPBackend.EFFICIENT_ATTENTION if name == "sdpa" else SDPBackend.MATH
-    return (lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)), \
-        (lambda: sdpa_kernel([backend]))
+        return (lambda q, k, v: attnlab.attention(q.contiguous(), k.contiguous(), v.contiguous(), causal=True)), context()
+    from torch.nn.attention import SDPBackend
+    backend = {"sdpa": SDPBackend.EFFICIENT_ATTENTION, "sdpa-math": SDPBackend.MATH, "sdpa-flash": SDPBackend.FLASH_ATTENTION,
+               "sdpa-cudnn": SDPBackend.CUDNN_ATTENTION}[name]
+    return (lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)), context([backend])
 
 
 def load_tokens(path):
@@ -107,13 +135,14 @@ def val_windows(val, seq, limit=None):
     return x, y
 
 
-def train_one(name, cfg, data, device, seed, max_minutes, stop_at=None):
+def train_one(name, mode, cfg, data, device, seed, max_minutes, stop_at=None):
     """One run: returns its log (every step's training loss, validation losses, tokens/s). stop_at: the step
     an earlier run was cut short at (the schedule still follows cfg["steps"])."""
     train, (vx, vy) = data
-    attend, context = attention_for(name, device)
+    attend, context = attention_for(name, device, mode == "bf16")
     torch.manual_seed(seed)  # the same initial weights (built on the CPU) and the same dropout masks in every run
-    model = CourseGPT(50257, 256, cfg["width"], cfg["layers"], cfg["width"] // 64, cfg["dropout"], attend=attend).to(device)
+    model = CourseGPT(50257, max(256, cfg["seq"]), cfg["width"], cfg["layers"], cfg["width"] // 64, cfg["dropout"],
+                      attend=attend).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.95), weight_decay=cfg["weight_decay"])
     g = torch.Generator().manual_seed(seed)  # the same batches in every run
     steps, seq, bsz, warmup = cfg["steps"], cfg["seq"], cfg["batch"], 50
@@ -125,12 +154,12 @@ def train_one(name, cfg, data, device, seed, max_minutes, stop_at=None):
         with torch.no_grad():
             for i in range(0, len(vx), bsz):
                 x, y = vx[i:i + bsz].to(device), vy[i:i + bsz].to(device)
-                total += torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten(), reduction="sum").item()
+                total += torch.nn.functional.cross_entropy(model(x).float().flatten(0, 1), y.flatten(), reduction="sum").item()
         model.train()
         return total / vy.numel()
 
     losses = torch.zeros(steps, device=device)
-    label = LABELS[name] + (" [--test: the CPU attention]" if device == "cpu" else "")
+    label = MODES[mode]["labels"][name] + (" [--test: the CPU attention]" if device == "cpu" else "")
     log = {"label": label, "eval_steps": [], "val_loss": [], "cut_short": False}
     trained_s, timed_steps, t_start = 0.0, 0, time.time()
     sync()
@@ -143,7 +172,7 @@ def train_one(name, cfg, data, device, seed, max_minutes, stop_at=None):
             starts = torch.randint(0, len(train) - seq - 1, (bsz,), generator=g)
             x = torch.stack([train[s:s + seq] for s in starts]).to(device)
             y = torch.stack([train[s + 1:s + seq + 1] for s in starts]).to(device)
-            loss = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
+            loss = torch.nn.functional.cross_entropy(model(x).float().flatten(0, 1), y.flatten())
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -186,24 +215,25 @@ def interval_means(log):
     return out
 
 
-def verdict(runs, factor=NOISE_FACTOR):
-    """Whether attnlab's curves agree with sdpa's within the noise (sdpa-math against sdpa), over the evaluation
-    steps all three reached. Returns a dict with the numbers and `agree`."""
-    common = sorted(set.intersection(*(set(runs[n]["eval_steps"]) for n in RUNS)))
+def verdict(runs, mode="float32", factor=NOISE_FACTOR):
+    """Whether attnlab's curves agree with the baseline's within the noise (the noise run against the baseline), over
+    the evaluation steps all three reached. Returns a dict with the numbers and `agree`."""
+    m = MODES[mode]
+    common = sorted(set.intersection(*(set(runs[n]["eval_steps"]) for n in m["runs"])))
     if not common:
         return {"agree": False, "why": "no evaluation step common to the three runs"}
-    out = {"steps": common, "factor": factor, "agree": True}
+    out = {"steps": common, "factor": factor, "agree": True, "base": m["base"], "noise": m["noise"]}
     for curve in ("validation", "training"):
         series = {}
-        for n in RUNS:
+        for n in m["runs"]:
             values = runs[n]["val_loss"] if curve == "validation" else interval_means(runs[n])
             at = dict(zip(runs[n]["eval_steps"], values))
             series[n] = [at[s] for s in common]
 
         def rms(d):
             return math.sqrt(sum(x * x for x in d) / len(d))
-        d_attn = [a - b for a, b in zip(series["attnlab"], series["sdpa"])]
-        d_noise = [a - b for a, b in zip(series["sdpa-math"], series["sdpa"])]
+        d_attn = [a - b for a, b in zip(series["attnlab"], series[m["base"]])]
+        d_noise = [a - b for a, b in zip(series[m["noise"]], series[m["base"]])]
         c = {"attnlab_rms": rms(d_attn), "attnlab_max": max(map(abs, d_attn)), "attnlab_mean": sum(d_attn) / len(d_attn),
              "noise_rms": rms(d_noise), "noise_max": max(map(abs, d_noise)), "noise_mean": sum(d_noise) / len(d_noise)}
         c["agree"] = c["attnlab_rms"] <= factor * c["noise_rms"]
@@ -216,17 +246,29 @@ def verdict_lines(v):
     if "why" in v:
         return [f"train_attnlab: no verdict: {v['why']}"]
     lines = []
+    base, noise = v.get("base", "sdpa"), v.get("noise", "sdpa-math")
     for curve in ("validation", "training"):
         c = v[curve]
         what = "validation loss" if curve == "validation" else "training loss (mean of each interval)"
-        lines.append(f"train_attnlab: {what}: attnlab − sdpa RMS {c['attnlab_rms']:.2e} (max {c['attnlab_max']:.2e}, "
-                     f"mean {c['attnlab_mean']:+.2e}); noise, sdpa-math − sdpa: RMS {c['noise_rms']:.2e} "
+        lines.append(f"train_attnlab: {what}: attnlab − {base} RMS {c['attnlab_rms']:.2e} (max {c['attnlab_max']:.2e}, "
+                     f"mean {c['attnlab_mean']:+.2e}); noise, {noise} − {base}: RMS {c['noise_rms']:.2e} "
                      f"(max {c['noise_max']:.2e}, mean {c['noise_mean']:+.2e}) → "
                      f"{'within' if c['agree'] else 'NOT within'} {v['factor']:g}× the noise")
     lines.append(f"train_attnlab: {'AGREE' if v['agree'] else 'DIFFER'}: the curves of attnlab and SDPA "
                  f"{'agree' if v['agree'] else 'do not agree'} within the run-to-run noise "
                  f"({len(v['steps'])} evaluation points, steps {v['steps'][0]}–{v['steps'][-1]})")
     return lines
+
+
+def speed_lines(runs, mode):
+    """attnlab's tokens/s against the faster of the two SDPA runs."""
+    tps = {n: runs[n].get("tokens_per_s") for n in MODES[mode]["runs"]}
+    sdpa = {n: t for n, t in tps.items() if n != "attnlab" and t}
+    if not tps["attnlab"] or not sdpa:
+        return ["train_attnlab: tokens/s not measured for every run (too few steps)"]
+    best = max(sdpa, key=sdpa.get)
+    return [f"train_attnlab: tokens/s: " + ", ".join(f"{n} {t:,.0f}" for n, t in tps.items() if t) +
+            f"; attnlab at {tps['attnlab'] / sdpa[best]:.2f}× the faster SDPA run ({best})"]
 
 
 def plot(json_path, png_path=None):
@@ -237,29 +279,31 @@ def plot(json_path, png_path=None):
     with open(json_path) as f:
         result = json.load(f)
     runs, v = result["runs"], result["verdict"]
+    mode = MODES[result.get("precision", "float32")]
+    base, noise = mode["base"], mode["noise"]
     png_path = png_path or os.path.splitext(json_path)[0] + ".png"
-    colors = {"attnlab": "tab:red", "sdpa": "tab:blue", "sdpa-math": "tab:gray"}
-    styles = {"attnlab": "-", "sdpa": "--", "sdpa-math": ":"}
+    colors = {"attnlab": "tab:red", base: "tab:blue", noise: "tab:gray"}
+    styles = {"attnlab": "-", base: "--", noise: ":"}
     fig, axes = plt.subplots(1, 3, figsize=(17, 5))
-    for n in RUNS:
+    for n in mode["runs"]:
         r = runs[n]
         tps = f"{r['tokens_per_s']:,.0f} tokens/s" if r.get("tokens_per_s") else "tokens/s not measured"
         label = f"{r['label']}: {tps}"
         axes[0].plot(r["eval_steps"], interval_means(r), styles[n], color=colors[n], label=label, lw=1.6)
         axes[1].plot(r["eval_steps"], r["val_loss"], styles[n], color=colors[n], label=label, lw=1.6, marker=".")
-    for n in ("attnlab", "sdpa-math"):
-        at = {c: dict(zip(runs[m]["eval_steps"], runs[m]["val_loss"])) for c, m in (("x", n), ("b", "sdpa"))}
+    for n in ("attnlab", noise):
+        at = {c: dict(zip(runs[m]["eval_steps"], runs[m]["val_loss"])) for c, m in (("x", n), ("b", base))}
         steps = [s for s in v.get("steps", []) if s in at["x"] and s in at["b"]]
         axes[2].plot(steps, [at["x"][s] - at["b"][s] for s in steps], styles[n], color=colors[n], marker=".",
-                     label=f"{n} − sdpa, validation")
-        tr = {m: dict(zip(runs[m]["eval_steps"], interval_means(runs[m]))) for m in (n, "sdpa")}
-        axes[2].plot(steps, [tr[n][s] - tr["sdpa"][s] for s in steps], styles[n], color=colors[n], alpha=0.45,
-                     label=f"{n} − sdpa, training (interval mean)")
+                     label=f"{n} − {base}, validation")
+        tr = {m: dict(zip(runs[m]["eval_steps"], interval_means(runs[m]))) for m in (n, base)}
+        axes[2].plot(steps, [tr[n][s] - tr[base][s] for s in steps], styles[n], color=colors[n], alpha=0.45,
+                     label=f"{n} − {base}, training (interval mean)")
     axes[2].axhline(0.0, color="black", lw=0.6)
     cfg = result["config"]
     axes[0].set_title(f"training loss (mean of each {cfg['eval_every']} steps)")
     axes[1].set_title("validation loss (the whole held-out text)")
-    axes[2].set_title("distance from SDPA (memory-efficient)")
+    axes[2].set_title(f"distance from {mode['labels'][base]}")
     for ax in axes:
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
@@ -267,8 +311,10 @@ def plot(json_path, png_path=None):
     axes[0].legend(fontsize=8)
     axes[1].legend(fontsize=8)
     axes[2].legend(fontsize=8)
-    head = (f"Task 7's model ({cfg['layers']} layers × {cfg['width']}, seq {cfg['seq']}, batch {cfg['batch']}), float32, "
-            f"TF32 off, one seed and data order — {result['device']}, torch {result['torch']}")
+    precision = ("bf16 autocast (float32 weights and optimiser)" if result.get("precision") == "bf16"
+                 else "float32, TF32 off")
+    head = (f"Task 7's model ({cfg['layers']} layers × {cfg['width']}, seq {cfg['seq']}, batch {cfg['batch']}), {precision}, "
+            f"one seed and data order — {result['device']}, torch {result['torch']}")
     if "why" in v:
         tail = v["why"]
     else:
@@ -293,6 +339,9 @@ def main():
     ap.add_argument("--tokens", help="the text as a file of tools/goldens/train_model.py --write-tokens (default: "
                                      "build/kjv-tokens.pt where it exists, else the Bible package and tiktoken)")
     ap.add_argument("--seed", type=int, default=1611)
+    ap.add_argument("--precision", choices=sorted(MODES), default="float32",
+                    help="float32 (Task 4c against SDPA's memory-efficient and math backends, sequences of 256) or bf16 "
+                         "(4d under torch.autocast against SDPA's FlashAttention-2 and cuDNN backends, sequences of 4,096)")
     ap.add_argument("--test", action="store_true", help="the CPU, a small model, a few steps, the CPU attention on every "
                                                          "side: the script end to end without a GPU")
     ap.add_argument("--plot", metavar="JSON", help="only draw the picture of a run's JSON")
@@ -305,9 +354,10 @@ def main():
         print("skipped: no CUDA device (torch sees none); tools/vs_torch/train_attnlab.py --test runs it on the CPU")
         return 77
     device = "cpu" if args.test else "cuda"
-    cfg = dict(TEST if args.test else GPU)
+    mode = args.precision
+    cfg = dict(TEST if args.test else GPU_BF16 if mode == "bf16" else GPU)
     cfg.update({k: v for k, v in (("steps", args.steps), ("eval_every", args.eval_every)) if v})
-    torch.backends.cuda.matmul.allow_tf32 = False  # float32 everywhere: only the attention differs
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 (outside autocast) in full: only the attention differs
     torch.backends.cudnn.allow_tf32 = False
     if hasattr(torch, "set_float32_matmul_precision"):
         torch.set_float32_matmul_precision("highest")
@@ -321,26 +371,26 @@ def main():
     if device == "cuda":
         import attnlab
         lib = f"; attnlab {attnlab.library_path()[0]} ({attnlab.impl()})"
-    print(f"train_attnlab: {where}, torch {torch.__version__}{lib}; {cfg['layers']} layers × {cfg['width']} wide, "
+    print(f"train_attnlab: {where}, torch {torch.__version__}{lib}; {mode}; {cfg['layers']} layers × {cfg['width']} wide, "
           f"sequences of {cfg['seq']}, batches of {cfg['batch']}, {cfg['steps']} steps, evaluation every "
           f"{cfg['eval_every']} on {data[1][0].shape[0]} windows; {len(ids)} tokens ({len(train)} train)", flush=True)
     os.makedirs(args.out, exist_ok=True)
     runs, stop_at = {}, None
-    for name in RUNS:
-        runs[name] = train_one(name, cfg, data, device, args.seed, args.max_minutes, stop_at)
+    for name in MODES[mode]["runs"]:
+        runs[name] = train_one(name, mode, cfg, data, device, args.seed, args.max_minutes, stop_at)
         if runs[name]["cut_short"]:  # the later runs need go no further: the verdict compares common steps
             stop_at = runs[name]["steps_done"]
         tps = runs[name]["tokens_per_s"]
         print(f"train_attnlab: {name}: {runs[name]['steps_done']} steps in {runs[name]['seconds']:.0f} s, "
               f"{'%.0f tokens/s' % tps if tps else 'tokens/s not measured'}", flush=True)
-    v = verdict(runs)
-    result = {"config": cfg, "device": where, "torch": torch.__version__, "seed": args.seed, "runs": runs, "verdict": v,
-              "date": time.strftime("%Y-%m-%d")}
+    v = verdict(runs, mode)
+    result = {"config": cfg, "precision": mode, "device": where, "torch": torch.__version__, "seed": args.seed, "runs": runs,
+              "verdict": v, "date": time.strftime("%Y-%m-%d")}
     json_path = os.path.join(args.out, "train_attnlab.json")
     with open(json_path, "w") as f:
         json.dump(result, f, indent=1)
     print(f"train_attnlab: wrote {json_path}")
-    for line in verdict_lines(v):
+    for line in verdict_lines(v) + speed_lines(runs, mode):
         print(line, flush=True)
     try:
         print(f"train_attnlab: wrote {plot(json_path)}")
