@@ -12,8 +12,9 @@
 #   here:   bash tools/gpu/bridge_gpu_check.sh pack-backward      # make python IMPL=reference, the tokens → carry/bwd-python/
 #   there:  bash tools/gpu/bridge_gpu_check.sh backward           # carry: carry/bwd-python; ≈ 8 minutes
 #           python/tests/test_bridge_gpu.py (with the gradient checks), then make train-attnlab's run
-#           (tools/vs_torch/train_attnlab.py, STEPS=1500 steps, at most MAX_MINUTES=1.6 a run) into $OUT: the log, the
+#           (tools/vs_torch/train_attnlab.py, STEPS steps (default 1500), at most MAX_MINUTES=1.6 a run) into $OUT: the log, the
 #           JSON of the curves, the picture where matplotlib is (else: tools/vs_torch/train_attnlab.py --plot JSON here).
+#           PRECISION=bf16: the bf16 training (4d, --precision bf16; 600 steps by default).
 #
 # Checks: python/tests/test_bridge_gpu.py (attention incl. causal, Sq ≠ Sk, S = 1/127/129, D = 32…128;
 # decode; softmax; gemm; the torch operator under torch.compile; a side stream) against float64 torch;
@@ -69,10 +70,10 @@ note "bridge on the GPU (python/tests/test_bridge_gpu.py): exit $? — $(grep -E
 
 if [ "${1:-}" = backward ]; then
   while read -r line; do note "$line"; done < <(grep '^gradients:' "$OUT/bridge_tests.log")
-  timeout 380 $PY tools/vs_torch/train_attnlab.py --tokens "$CARRY/kjv-tokens.pt" --out "$OUT" --steps "${STEPS:-1500}" \
-    --max-minutes "${MAX_MINUTES:-1.6}" > "$OUT/train_attnlab.log" 2>&1
+  timeout 380 $PY tools/vs_torch/train_attnlab.py --tokens "$CARRY/kjv-tokens.pt" --out "$OUT" --precision "${PRECISION:-float32}" \
+    ${STEPS:+--steps "$STEPS"} --max-minutes "${MAX_MINUTES:-1.6}" > "$OUT/train_attnlab.log" 2>&1
   note "train_attnlab (make train-attnlab's run): exit $?"
-  while read -r line; do note "$line"; done < <(grep 'steps in\|stopped at\|loss:\|AGREE\|DIFFER\|matplotlib\|Error\|skipped' "$OUT/train_attnlab.log")
+  while read -r line; do note "$line"; done < <(grep 'steps in\|stopped at\|loss:\|AGREE\|DIFFER\|tokens/s:\|matplotlib\|Error\|skipped' "$OUT/train_attnlab.log")
   exit 0
 fi
 
