@@ -14,7 +14,7 @@
 #   make task7 PROMPT="…" TOKENS=50                 GPT-2 on your kernels (make model first: the default model)
 #   make python [IMPL=…]                            the Python bridge: build/<impl>/python/libattnlab.so (python/attnlab)
 #   make torch-speedups | hf-attnlab [IMPL=…]        (GPU, CUDA torch) your kernels against torch into Results.md; HF models on them
-#   make train-attnlab [IMPL=…]                      (GPU, CUDA torch) Task 7's model trained on your 4c backward beside SDPA
+#   make train-attnlab [IMPL=…] [TRAIN_ARGS=…]      (GPU, CUDA torch) Task 7's model trained on your 4c (or 4d: TRAIN_ARGS="--precision bf16") beside SDPA
 #   make model | goldens | deps | setup | skeleton | check-skeleton | protect | check-protected | clean
 #   builds run JOBS=$(nproc) jobs and print one line a step; V=1 prints the full commands
 IMPL      ?= skeleton
@@ -321,8 +321,8 @@ torch-speedups: python
 	ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/torch_speedups.py --results $(OUT)/Results.md
 hf-attnlab: python
 	ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/hf_attnlab.py
-# Task 7's model trained twice, on SDPA and on attnlab.attention (Task 4c's forward and backward), float32, one seed and
-# data order, with SDPA's math backend as the noise: the curves, tokens/s and the verdict → $(TRAIN_OUT) (a few minutes).
+# Task 7's model trained on attnlab.attention (4c's forward and backward in float32; 4d's with --precision bf16) and on SDPA, one seed and
+# data order, with a second SDPA backend as the noise (math in float32, cuDNN in bf16): curves, tokens/s, verdict → $(TRAIN_OUT).
 TRAIN_OUT ?= build/train-attnlab
 train-attnlab: python
 	PYTHONPATH=$(CURDIR)/.deps/py ATTNLAB_IMPL=$(IMPL) $(TORCH_PYTHON) tools/vs_torch/train_attnlab.py --out $(TRAIN_OUT) $(TRAIN_ARGS)

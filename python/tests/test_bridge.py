@@ -614,18 +614,25 @@ class TrainOnYourKernels(unittest.TestCase):
         self.assertEqual(self.ta.verdict(short)["steps"], [10])
 
     def test_cpu_end_to_end(self):
+        self.end_to_end("float32")
+
+    def test_cpu_end_to_end_bf16(self):  # the bf16 mode's runs, under torch.autocast on the CPU
+        self.end_to_end("bf16")
+
+    def end_to_end(self, precision):
         import json
         import tempfile
         out = tempfile.mkdtemp(prefix="train-attnlab-")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, ".deps", "py"), os.environ.get("PYTHONPATH", "")]))
-        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "vs_torch", "train_attnlab.py"), "--test", "--out", out],
-                             env=env, capture_output=True, text=True, timeout=300)
+        run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "vs_torch", "train_attnlab.py"), "--test", "--out", out,
+                              "--precision", precision], env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(run.returncode, 0, run.stdout[-3000:] + run.stderr[-3000:])
         self.assertIn("AGREE", run.stdout)
         with open(os.path.join(out, "train_attnlab.json")) as f:
             result = json.load(f)
+        self.assertEqual(result["precision"], precision)
         steps = self.ta.TEST["steps"]
-        for name in self.ta.RUNS:
+        for name in self.ta.MODES[precision]["runs"]:
             r = result["runs"][name]
             self.assertEqual((r["steps_done"], len(r["train_loss"]), r["eval_steps"][-1]), (steps, steps, steps))
             self.assertTrue(all(math.isfinite(x) and 5 < x < 12 for x in r["train_loss"] + r["val_loss"]))
