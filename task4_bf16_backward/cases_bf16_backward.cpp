@@ -106,6 +106,7 @@ bool check_forward(CaseResult& r, const Shape4& s, const Expected& e) {
     if (!read_output(r, lse, s.ls(), got_lse)) return false;
     const std::string c = s.causal ? " [causal]" : "";
     if (!check_lse(r, "forward: lse" + c, got_lse, e.lse, kLseTol)) return false;
+    r.metrics["lse: largest error"] = r.max_abs_err, r.metrics["lse: largest share of its tolerance"] = r.tol_share;
     const Tensor got_o = o.download(s.qs());
     return check_output(r, "forward: O" + c, got_o, e.o, kForwardTol, kDims) &&
            relative_l2_within(r, "forward: O" + c, got_o, e.o, kForwardRelL2, "an accumulator or a softmax statistic kept in bf16?");

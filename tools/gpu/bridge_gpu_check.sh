@@ -64,13 +64,13 @@ if [ "${1:-}" = train ]; then
   exit 0
 fi
 
-# backward: the tests get 170 s and the training 380 s (3 runs of at most MAX_MINUTES), within a 600 s call
-timeout "$([ "${1:-}" = backward ] && echo 170 || echo 240)" $PY python/tests/test_bridge_gpu.py -v > "$OUT/bridge_tests.log" 2>&1
+# backward: the tests get 220 s and the training 330 s (3 runs of at most MAX_MINUTES), within a 600 s call
+timeout "$([ "${1:-}" = backward ] && echo 220 || echo 240)" $PY python/tests/test_bridge_gpu.py -v > "$OUT/bridge_tests.log" 2>&1
 note "bridge on the GPU (python/tests/test_bridge_gpu.py): exit $? — $(grep -E '^(OK|FAILED)' "$OUT/bridge_tests.log" | tail -n 1)"
 
 if [ "${1:-}" = backward ]; then
-  while read -r line; do note "$line"; done < <(grep '^gradients:' "$OUT/bridge_tests.log")
-  timeout 380 $PY tools/vs_torch/train_attnlab.py --tokens "$CARRY/kjv-tokens.pt" --out "$OUT" --precision "${PRECISION:-float32}" \
+  while read -r line; do note "$line"; done < <(grep '^gradients:\|^bf16:' "$OUT/bridge_tests.log")
+  timeout 330 $PY tools/vs_torch/train_attnlab.py --tokens "$CARRY/kjv-tokens.pt" --out "$OUT" --precision "${PRECISION:-float32}" \
     ${STEPS:+--steps "$STEPS"} --max-minutes "${MAX_MINUTES:-1.6}" > "$OUT/train_attnlab.log" 2>&1
   note "train_attnlab (make train-attnlab's run): exit $?"
   while read -r line; do note "$line"; done < <(grep 'steps in\|stopped at\|loss:\|AGREE\|DIFFER\|tokens/s:\|matplotlib\|Error\|skipped' "$OUT/train_attnlab.log")
