@@ -32,10 +32,38 @@ def attention(q, k, v, causal=False):
     When an input requires grad (grad mode on) it runs Task 4c instead (4d in bf16): the forward that also keeps
     each row's log-sum-exp, and in the backward FlashAttention-2's backward (dq, dk, dv in q's dtype; a row that
     sees no key gets zero gradients). Under torch.compile it is the operator torch.ops.attnlab.attention.
+
+    Inside torch.autocast(dtype=torch.bfloat16) on CUDA, float32 q, k, v are cast to bf16 first, as autocast does
+    for torch's scaled_dot_product_attention (a bias added after autocast's matmul leaves q float32); autocast in
+    float16 is refused (there are no float16 kernels).
     """
+    q, k, v = _autocast(q, k, v)
     if _op_needed(q, k, v):
         return torch.ops.attnlab.attention(q, k, v, causal)
     return attention_kernel(q, k, v, causal)
+
+
+def _autocast(q, k, v):
+    """q, k, v as autocast would hand them to SDPA: cast to bf16 inside a CUDA bf16 autocast region."""
+    if not all(isinstance(x, torch.Tensor) for x in (q, k, v)) or not _autocast_on():
+        return q, k, v
+    dtype = _autocast_dtype()
+    if dtype != torch.bfloat16:
+        raise TypeError(f"attention: torch.autocast is on with dtype {dtype}; attnlab's kernels are float32 and bfloat16 "
+                        f"(use torch.autocast('cuda', dtype=torch.bfloat16))")
+    return tuple(x.to(torch.bfloat16) if x.dtype == torch.float32 else x for x in (q, k, v))
+
+
+def _autocast_on():
+    try:
+        return torch.is_autocast_enabled("cuda")  # torch ≥ 2.4
+    except TypeError:
+        return torch.is_autocast_enabled()  # older: the CUDA autocast
+
+
+def _autocast_dtype():
+    get = getattr(torch, "get_autocast_dtype", None)
+    return get("cuda") if get else torch.get_autocast_gpu_dtype()
 
 
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)  # torch < 2.3: never

@@ -60,6 +60,23 @@ class AttentionChecks(Raises):
         q, kv = t(2, 3, 5, 128, dtype=torch.bfloat16), t(2, 3, 9, 128, dtype=torch.bfloat16)
         self.check(ValueError, ["q:", "is on cpu", "CUDA"], attnlab.attention, q, kv, kv, causal=True)
 
+    def test_autocast_casts_to_bf16(self):  # as CUDA autocast does for SDPA (its state faked: this torch has no CUDA)
+        q = t(2, 3, 5, 64)
+        seen = []
+        ops = attnlab.ops
+        real = ops.attention_kernel, ops._autocast_on, ops._autocast_dtype
+        try:
+            ops.attention_kernel = lambda *a: seen.append([x.dtype for x in a[:3]])
+            ops._autocast_on, ops._autocast_dtype = (lambda: True), (lambda: torch.bfloat16)
+            attnlab.attention(q, q, q.bfloat16(), causal=True)
+            ops._autocast_dtype = lambda: torch.float16
+            self.check(TypeError, ["autocast", "float16", "bfloat16"], attnlab.attention, q, q, q)
+            ops._autocast_on = lambda: False
+            attnlab.attention(q, q, q)
+        finally:
+            ops.attention_kernel, ops._autocast_on, ops._autocast_dtype = real
+        self.assertEqual(seen, [[torch.bfloat16] * 3, [torch.float32] * 3])
+
     def test_bf16_fake_lse_is_float32(self):  # the operator's fake (torch.compile) gives lse in float32 whatever q is
         b = torch.empty(2, 3, 5, 64, dtype=torch.bfloat16, device="meta")
         o, lse = attnlab.op._fake_with_lse(b, b, b, True)

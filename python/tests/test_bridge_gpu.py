@@ -356,18 +356,20 @@ class Bf16(unittest.TestCase):
             fn(*leaves).backward(dout)
             for name, x, w in zip(("dq", "dk", "dv"), leaves, g64):
                 self.within(x.grad, w, BF16_GRAD, f"{what} {name}", l2=BF16_GRAD_L2)
-        lin = torch.nn.Linear(64, 3 * 64, device="cuda")
+        lin = torch.nn.Linear(64, 3 * 64, device="cuda", bias=False)
+        bias = torch.randn(3 * 64, device="cuda", requires_grad=True)
         x = torch.randn(2, 4, 300, 64, device="cuda", requires_grad=True)
         grads = {}
         for impl in ("attnlab", "sdpa"):
             with torch.autocast("cuda", dtype=torch.bfloat16):
-                a, b, c = lin(x).chunk(3, dim=-1)
+                a, b, c = (lin(x) + bias).chunk(3, dim=-1)  # the bias added after autocast's matmul: float32, as GPT-2's
                 a, b, c = a.contiguous(), b.contiguous(), c.contiguous()
-                self.assertEqual(a.dtype, torch.bfloat16)
+                self.assertEqual(a.dtype, torch.float32)  # attnlab.attention casts it to bf16, as autocast does for SDPA
                 o = (attnlab.attention(a, b, c, causal=True) if impl == "attnlab"
                      else torch.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=True))
-            grads[impl] = torch.autograd.grad(o.float().square().sum(), (x, lin.weight))
-        for name, m, s in zip(("x", "weight"), grads["attnlab"], grads["sdpa"]):
+            self.assertEqual(o.dtype, torch.bfloat16, impl)
+            grads[impl] = torch.autograd.grad(o.float().square().sum(), (x, lin.weight, bias))
+        for name, m, s in zip(("x", "weight", "bias"), grads["attnlab"], grads["sdpa"]):
             rel = ((m - s).norm() / s.norm()).item()
             self.assertLess(rel, 2e-2, f"autocast: the gradient of {name} is {rel:.3g} (relative L2) from SDPA's")
 
