@@ -109,8 +109,8 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
         row.checked_calls = m.value("checked_calls", 0);
         row.failed_calls = m.value("failed_calls", 0);
         row.flops = m.value("flops", 0.0), row.bytes = m.value("bytes", 0.0);
-        row.tflops = row.flops / (row.ms * 1e9);
-        row.gbps = row.bytes / (row.ms * 1e6);
+        row.tflops = row.ms > 0 ? row.flops / (row.ms * 1e9) : 0;
+        row.gbps = row.ms > 0 ? row.bytes / (row.ms * 1e6) : 0;
         // for the report only (Task 5's decode is bound by memory, Task 4 by arithmetic)
         row.bandwidth_bound = copy > 0 && sgemm > 0 ? row.bytes / copy > row.flops / (sgemm * 1e3) : row.flops == 0;
         if (m.contains("baselines")) row.baseline_ms = m.at("baselines").get<std::map<std::string, double>>();
@@ -123,7 +123,12 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
         row.harness_ms = m.value("harness_ms", 0.0);
         row.calls = m.value("calls", 0) * m.value("batches", 0);
         const double floor_ms = std::max(row.flops / (spec.peak_over_sgemm * sgemm * 1e9), row.bytes / (spec.peak_over_copy * copy * 1e6));
-        if (m.contains("timing_flag")) {
+        if (m.contains("too_slow")) {
+            row.flag = "not timed, too slow at this shape: " + m.at("too_slow").get<std::string>() +
+                       " (correct where it finished? the cases say; how many blocks a call launches, and how many SMs "
+                       "they fill, is the first thing to look at)";
+            row.ref_ms = 0;
+        } else if (m.contains("timing_flag")) {
             row.flag = m.at("timing_flag").get<std::string>() + "; flagged for review, not credited";
         } else if (row.failed_calls > 0) {
             row.flag = fmt::format("{} of {} timed calls gave a wrong output: {}", row.failed_calls, row.checked_calls,

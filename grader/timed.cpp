@@ -301,10 +301,53 @@ double per_call_ms(const Batches& side, const Batches& null, int calls) {
     return median(diff) / calls;
 }
 
+// How long one shape's timing of the submission may take: a correct kernel too slow for it (one block per head, say)
+// is marked at that shape, and the others are still timed, instead of one shape spending the measurement's budget.
+constexpr double kShapeBudgetS = 120;
+
+// One call of the submission at the shape, on its own: its seconds, request included. The first request also starts
+// the runner and loads its kernels (well under kStartS); when it is too slow for the budget by more than that, a second
+// request says what one call alone takes. Empty `why` when it finished; else why not (a timeout, a crash).
+constexpr double kStartS = 5;
+double probe_one_call(const Shape& s, uint64_t seed, int needed, std::string& why) {
+    try {
+        double t = 0;
+        for (uint64_t i = 0; i < 2; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            remote::request(timed_request(s.args, seed ^ (0x9b0beull + i), 1));
+            t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (t * needed <= kShapeBudgetS || t > kStartS) break;  // fast enough, or too slow whatever the start cost
+        }
+        remote::stop_runner();
+        return t;
+    } catch (const std::exception& e) {
+        remote::stop_runner();
+        why = e.what();
+        return -1;
+    }
+}
+
 json measure_shape(const Shape& s, const std::string& bin_dir, const std::string& ref_bin_dir, std::mt19937_64& g,
                    Bencher& bench, bool with_baselines) {
     json row = {{"name", s.name}, {"flops", s.flops}, {"bytes", s.bytes}, {"calls", s.calls}, {"batches", s.batches}};
     const uint64_t seed = g() >> 20, ref_seed = g() >> 20, null_seed = g() >> 20;
+    {
+        remote::use_runner_dir(bin_dir);
+        std::string why;
+        const int needed = (s.calls + (s.calls > 2 ? s.calls : 1)) * s.batches;  // warm-up and timed calls, every round
+        const double one = probe_one_call(s, seed, needed, why);
+        if (one < 0 && why.find("timed out") == std::string::npos) {
+            row["failed_calls"] = 1, row["checked_calls"] = 0, row["reason"] = why, row["ms"] = 0;
+            return row;
+        }
+        if (one < 0 || one * needed > kShapeBudgetS) {
+            row["too_slow"] = one < 0 ? fmt::format("one call did not finish: {}", why)
+                                      : fmt::format("one call took {:.2f} s; its timing makes {} calls (≈ {:.0f} s), over the {:.0f} s "
+                                                    "a shape may take", one, needed, one * needed, kShapeBudgetS);
+            row["ms"] = one < 0 ? 0.0 : 1e3 * one;
+            return row;
+        }
+    }
     Batches null, mine, ref;
     // `batches` rounds, one request of each runner a round, one runner alive at a time (nothing of the
     // submission's runs while another is timed), each a fresh process. The submission's request sits in

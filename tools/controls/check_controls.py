@@ -95,7 +95,9 @@ def task_sources(task, replaced, by):
 
 
 def check_calibration(control, build, prebuilt):
-    """A ladder step as a submission: its runner timed by the reference grader, credit in band."""
+    """A ladder step as a submission: its runner timed by the reference grader, credit in band. With "full_grade": graded
+    in full (its cases too, not --perf-only): every case of its task must pass and the speed table be measured — a
+    correct but slow kernel must get its correctness points and learn its speed."""
     task, src = control["task"], control["calibration"]
     runner = f"{build}/runner_task{task}"
     if prebuilt:
@@ -108,23 +110,34 @@ def check_calibration(control, build, prebuilt):
         p = make(f"TASK{task}_SRC={' '.join(srcs)}", f"RUNNER_BIN_DIR={build}", runner)
         if p.returncode != 0:
             return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
-    results, why = run_grader([grader, "--task", str(task), "--perf-only", "--out", build, "--impl", control["name"],
-                               "--bin-dir", build, "--reference-bin-dir", ref], build)
+    full = control.get("full_grade", False)
+    results, why = run_grader([grader, "--task", str(task)] + ([] if full else ["--perf-only"]) +
+                              ["--out", build, "--impl", control["name"], "--bin-dir", build, "--reference-bin-dir", ref], build)
     if results is None:
         return False, why
     tests = results["tests"]
     if tests and tests[0]["extra_data"]["state"] == "not run":
         return None, tests[0]["output"]
+    failed = [t for t in tests if t["extra_data"].get("state") not in ("performance", None) and t["score"] < t["max_score"] - 1e-9]
+    if full and failed:
+        return False, f"{len(failed)} case(s) lost points, e.g. {failed[0]['name']}: {failed[0]['output'].strip()[:200]}"
     rows = [t for t in tests if t["extra_data"].get("state") == "performance"]
     if not rows:
         return False, "the grader measured nothing: " + " ".join(t["output"] for t in tests)[:300]
-    flagged = [t["extra_data"]["reason"] for t in rows if t["extra_data"].get("reason")]
+    # a slow kernel's shapes that would take too long to time are marked so (grader/timed.cpp), the others timed
+    too_slow = [t for t in rows if t["extra_data"].get("reason", "").startswith("not timed, too slow")]
+    flagged = [t["extra_data"]["reason"] for t in rows if t["extra_data"].get("reason") and t not in too_slow]
     if flagged:
         return False, f"a timed shape was flagged: {flagged[0][:200]}"
+    if len(too_slow) == len(rows):
+        return False, f"no shape was timed: {too_slow[0]['extra_data']['reason'][:200]}"
     credit = sum(t["score"] for t in rows) / sum(t["max_score"] for t in rows)
     ratios = ", ".join(f"{t['extra_data']['ms'] / t['extra_data']['reference_ms']:.2f}" for t in rows if t["extra_data"].get("reference_ms"))
     lo, hi = control["credit"]
     where = f"credit {100 * credit:.0f}% (band {100 * lo:.0f}–{100 * hi:.0f}%), time / reference's: {ratios}"
+    if too_slow:
+        where += f"; {len(too_slow)} of {len(rows)} shapes too slow to time ({too_slow[0]['name']}: " \
+                 f"{too_slow[0]['extra_data']['reason'][:160]})"
     return (lo <= credit <= hi), ("in band: " if lo <= credit <= hi else "OUT OF BAND: ") + where
 
 
