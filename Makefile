@@ -1,7 +1,7 @@
 # attnlab — build, test and grade. `make help` lists the targets.
 #
 #   make taskN [IMPL=skeleton|reference] [SUITE=…]   build and run Task N's tests (default: your skeleton)
-#   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json
+#   make grade [IMPL=…] [TASK=N]                     grade every task → Results.md, results.json (TASK=N: build/grade-taskN/)
 #   make bench-task2 | bench-task4 | bench-task5 | bench-task6   benchmarks (GPU)
 #   make profile-task2 | profile-task4 | profile-task5              Nsight Compute on your kernel: a summary + the .ncu-rep (GPU)
 #   make sanitize-task2 | sanitize-task4 | sanitize-task5           compute-sanitizer on your kernels' small shapes (GPU)
@@ -574,12 +574,17 @@ cuda-toolkit:
 	  echo "  Install it (https://developer.nvidia.com/cuda-downloads; root or sudo) or point CUDA_HOME at it. Tasks 1 and 3 need no CUDA: make task1, make task3."; \
 	  exit 1; }
 
+# With TASK, the report of those tasks goes to build/grade-taskN/ (a TASK of several: N-M-…), so that Results.md, the
+# report of every task, is never replaced by one task's.
+GRADE_OUT = $(if $(strip $(TASK)),$(OUT)/build/grade-task$(shell echo $(strip $(TASK)) | tr ' ' -),$(OUT))
 grade: cuda-toolkit
 	@bash tools/setup/install_deps.sh
 	@$(MAKE) --no-print-directory goldens-if-stale
 	@$(MAKE) --no-print-directory -j$(JOBS) grade-build
-	@./$(GRADER_BIN) --out $(OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t)); rc=$$?; \
-	  $(PYTHON) tools/pictures/plot_results.py $(OUT) || echo "grade: tools/pictures/plot_results.py failed (the grade above stands)"; exit $$rc
+	@mkdir -p $(GRADE_OUT)
+	@./$(GRADER_BIN) --out $(GRADE_OUT) --bin-dir $(BUILD)/bin $(GRADE_OBJECTS) $(foreach t,$(TASK),--task $(t)); rc=$$?; \
+	  $(PYTHON) tools/pictures/plot_results.py $(GRADE_OUT) || echo "grade: tools/pictures/plot_results.py failed (the grade above stands)"; \
+	  $(if $(strip $(TASK)),echo "grade: the report of task $(strip $(TASK)) is $(GRADE_OUT)/Results.md (the report of every task in $(OUT)/Results.md is left as it was)";) exit $$rc
 
 runners: $(RUNNERS) $(NULL_RUNNERS)
 
