@@ -164,14 +164,14 @@ int attnlab_attention_bf16(int device, uintptr_t stream, const void* q, const vo
 }
 
 // Task 4d: attnlab_attention_bf16 that also writes lse [B, H, Sq] (float32), for the bf16 backward.
-int attnlab_attention_bf16_lse(int device, uintptr_t stream, const void* q, const void* k, const void* v, void* o, float* lse,
+int attnlab_attention_lse_bf16(int device, uintptr_t stream, const void* q, const void* k, const void* v, void* o, float* lse,
                                int B, int H, int Sq, int Sk, int D, int causal) {
     return guarded("flash_attention_forward_bf16_lse", device, stream, [&] {
         task4::flash_attention_forward_bf16_lse(bf16(q), bf16(k), bf16(v), bf16(o), lse, B, H, Sq, Sk, D, causal != 0);
     });
 }
 
-// Task 4d: dq, dk, dv (bf16, overwritten) from bf16 q, k, v, o, dout and the float32 lse of attnlab_attention_bf16_lse.
+// Task 4d: dq, dk, dv (bf16, overwritten) from bf16 q, k, v, o, dout and the float32 lse of attnlab_attention_lse_bf16.
 int attnlab_attention_backward_bf16(int device, uintptr_t stream, const void* q, const void* k, const void* v, const void* o,
                                     const void* dout, const float* lse, void* dq, void* dk, void* dv, int B, int H, int Sq,
                                     int Sk, int D, int causal) {

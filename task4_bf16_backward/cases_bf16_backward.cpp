@@ -61,12 +61,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> bf16_inputs(std::mt19937_64& g, const
     return {q, k, v, dout};
 }
 
-// Gradient `grad` (its label `what`) against its expected value: every element within tol, then the whole within kRelL2;
+// Gradient `grad` (its label `what`) against its expected value: every element within e.tol, then the whole within kRelL2;
 // a failure names the mistake it matches, or where it lives (common/diagnose_backward.h).
 bool check_grad(CaseResult& r, const std::string& grad, const std::string& what, const Tensor& got, const Tensor& want,
-                Tolerance tol, const Expected& e, bool causal) {
-    if (!check_output(r, what, got, want, tol, kDims)) {
-        add_diagnosis(r, diagnose_backward(grad, got, e.q, e.k, e.v, e.dout, causal, tol));
+                const Expected& e, bool causal) {
+    if (!check_output(r, what, got, want, e.tol, kDims)) {
+        add_diagnosis(r, diagnose_backward(grad, got, e.q, e.k, e.v, e.dout, causal, e.tol));
         return false;
     }
     return relative_l2_within(r, what, got, want, kRelL2, "a sum kept in bf16, or dS rounded before δ is subtracted?",
@@ -74,7 +74,7 @@ bool check_grad(CaseResult& r, const std::string& grad, const std::string& what,
 }
 
 // One backward on device copies: dV, then dK, then dQ, each failure saying which passed before it.
-bool check_backward(CaseResult& r, const std::string& call, const Shape4& s, const Expected& e, Tolerance tol) {
+bool check_backward(CaseResult& r, const std::string& call, const Shape4& s, const Expected& e) {
     Bf16Buffer q(e.q.data.size()), k(e.k.data.size()), v(e.v.data.size()), o(e.o.data.size()), dout(e.dout.data.size());
     q.upload(e.q), k.upload(e.k), v.upload(e.v), o.upload(e.o), dout.upload(e.dout);
     auto lse = to_device(e.lse);
@@ -88,9 +88,9 @@ bool check_backward(CaseResult& r, const std::string& call, const Shape4& s, con
         if (!bf16_input_unchanged(r, name, *t, *d)) return false;
     if (!device_input_unchanged(r, "lse", e.lse, lse)) return false;
     const std::string c = s.causal ? " [causal]" : "";
-    return check_grad(r, "dV", call + "dV" + c, dv.download(s.ks()), e.dv, tol, e, s.causal) &&
-           check_grad(r, "dK", call + "dK" + c + " (dV is right)", dk.download(s.ks()), e.dk, tol, e, s.causal) &&
-           check_grad(r, "dQ", call + "dQ" + c + " (dK and dV are right)", dq.download(s.qs()), e.dq, tol, e, s.causal);
+    return check_grad(r, "dV", call + "dV" + c, dv.download(s.ks()), e.dv, e, s.causal) &&
+           check_grad(r, "dK", call + "dK" + c + " (dV is right)", dk.download(s.ks()), e.dk, e, s.causal) &&
+           check_grad(r, "dQ", call + "dQ" + c + " (dK and dV are right)", dq.download(s.qs()), e.dq, e, s.causal);
 }
 
 // The forward with lse on device copies of q, k, v: lse against the expected one, then O.
@@ -132,7 +132,7 @@ CaseResult golden_case(const std::string& golden) {
     CaseResult r;
     r.shape = s.str();
     r.ms = wall_ms([&] {
-        if (check_backward(r, "", s, e, e.tol)) r.status = "passed";
+        if (check_backward(r, "", s, e)) r.status = "passed";
     });
     return r;
 }
@@ -159,7 +159,7 @@ CaseResult many_heads_case() {
     r.shape = s.str() + " (B·H = 70000: past gridDim.y's 65535)";
     auto [q, k, v, dout] = bf16_inputs(g, s);
     const AttentionGrads want = attention_backward_f64(q, k, v, dout, s.causal);
-    if (check_backward(r, "", s, from_oracle(q, k, v, dout, want), kTol)) r.status = "passed";
+    if (check_backward(r, "", s, from_oracle(q, k, v, dout, want))) r.status = "passed";
     return r;
 }
 
@@ -198,7 +198,7 @@ CaseResult fresh_case(int draw) {
     for (int call = 1; call <= 2; ++call) {
         auto [q, k, v, dout] = bf16_inputs(g, s);
         const AttentionGrads want = attention_backward_f64(q, k, v, dout, s.causal);
-        if (!check_backward(r, fmt::format("call {} of 2: ", call), s, from_oracle(q, k, v, dout, want), kTol)) return r;
+        if (!check_backward(r, fmt::format("call {} of 2: ", call), s, from_oracle(q, k, v, dout, want))) return r;
     }
     r.status = "passed";
     return r;
@@ -210,7 +210,7 @@ CaseResult long_case(const Shape4& s) {
     r.shape = fmt::format("{} (float64 GPU oracle, seed {})", s.str(), grader_seed());
     const Expected e = gpu_expected(s, "task4-bf16-backward.long." + s.str());
     r.ms = wall_ms([&] {
-        if (check_backward(r, "", s, e, kTol)) r.status = "passed";
+        if (check_backward(r, "", s, e)) r.status = "passed";
     });
     return r;
 }
@@ -246,43 +246,33 @@ CaseResult memory_case() {
                                    bytes / 1e9, where, s_by_s / 1e9);
             return r;
         }
-    if (check_grad(r, "dV", "dV [causal]", dv.download(s.ks()), e.dv, kTol, e, s.causal) &&
-        check_grad(r, "dK", "dK [causal] (dV is right)", dk.download(s.ks()), e.dk, kTol, e, s.causal) &&
-        check_grad(r, "dQ", "dQ [causal] (dK and dV are right)", dq.download(s.qs()), e.dq, kTol, e, s.causal))
+    if (check_grad(r, "dV", "dV [causal]", dv.download(s.ks()), e.dv, e, s.causal) &&
+        check_grad(r, "dK", "dK [causal] (dV is right)", dk.download(s.ks()), e.dk, e, s.causal) &&
+        check_grad(r, "dQ", "dQ [causal] (dK and dV are right)", dq.download(s.qs()), e.dq, e, s.causal))
         r.status = "passed";
     return r;
 }
 
-// The bad argument must be refused with std::invalid_argument naming `name`.
-CaseResult rejects(const std::string& what, const std::string& name, int Sk, int D, bool null_lse) {
+// The bad argument must be refused with std::invalid_argument naming `name`: by the backward, or (`forward`) by the
+// forward with lse.
+CaseResult rejects(const std::string& what, const std::string& name, int Sk, int D, bool null_lse, bool forward = false) {
     CaseResult r;
     r.shape = what;
     const size_t n = size_t(16) * D;  // 16 rows of q, k, v, …: what the proxy sends (Sk ≤ 16)
     Bf16Buffer a(n), b(n), c(n), o(n), g(n), x(n), y(n), z(n);
     DeviceBuffer<float> l(16);
+    float* lse = null_lse ? nullptr : l.get();
+    const char* fn = forward ? "flash_attention_forward_bf16_lse" : "flash_attention_backward_bf16";
     expect_throw<std::invalid_argument>(
         r, [&] {
-            flash_attention_backward_bf16(a.get(), b.get(), c.get(), o.get(), g.get(), null_lse ? nullptr : l.get(), x.get(), y.get(),
-                                          z.get(), 1, 1, 16, Sk, D, false);
+            if (forward)
+                flash_attention_forward_bf16_lse(a.get(), b.get(), c.get(), o.get(), lse, 1, 1, 16, Sk, D, false);
+            else
+                flash_attention_backward_bf16(a.get(), b.get(), c.get(), o.get(), g.get(), lse, x.get(), y.get(), z.get(), 1, 1, 16,
+                                              Sk, D, false);
             sync_default_stream();
         },
-        {name}, fmt::format("flash_attention_backward_bf16 accepted {}: it must throw std::invalid_argument naming {}", what, name));
-    return r;
-}
-
-// The forward with lse must refuse the bad argument with std::invalid_argument naming `name`.
-CaseResult forward_rejects(const std::string& what, const std::string& name, int Sk, int D, bool null_lse) {
-    CaseResult r;
-    r.shape = what;
-    const size_t n = size_t(16) * D;
-    Bf16Buffer a(n), b(n), c(n), o(n);
-    DeviceBuffer<float> l(16);
-    expect_throw<std::invalid_argument>(
-        r, [&] {
-            flash_attention_forward_bf16_lse(a.get(), b.get(), c.get(), o.get(), null_lse ? nullptr : l.get(), 1, 1, 16, Sk, D, false);
-            sync_default_stream();
-        },
-        {name}, fmt::format("flash_attention_forward_bf16_lse accepted {}: it must throw std::invalid_argument naming {}", what, name));
+        {name}, fmt::format("{} accepted {}: it must throw std::invalid_argument naming {}", fn, what, name));
     return r;
 }
 
@@ -312,8 +302,8 @@ std::vector<GradeCase> bf16_backward_grade_cases() {
                                   std::pair{Shape4{2, 2, 700, 300, 128, true}, " (400 rows see no key)"},
                                   std::pair{Shape4{70, 1000, 2, 1, 64, true}, " (B·H = 70000)"}})
         cases.push_back({"forward+lse: " + s.str() + note, 0.5, [s = s, note = note] { return forward_fresh_case(s, note); }, "forward"});
-    cases.push_back({"forward+lse rejects head_dim 32", 0.25, [] { return forward_rejects("head_dim 32", "32", 16, 32, false); }, "forward"});
-    cases.push_back({"forward+lse rejects a null lse", 0.25, [] { return forward_rejects("lse = nullptr", "lse", 16, 64, true); }, "forward"});
+    cases.push_back({"forward+lse rejects head_dim 32", 0.25, [] { return rejects("head_dim 32", "32", 16, 32, false, true); }, "forward"});
+    cases.push_back({"forward+lse rejects a null lse", 0.25, [] { return rejects("lse = nullptr", "lse", 16, 64, true, true); }, "forward"});
     return cases;
 }
 

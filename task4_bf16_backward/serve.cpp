@@ -6,15 +6,20 @@
 
 namespace attn::remote {
 
+namespace {
+// Argument i as the bf16 tensor it carries (null where the caller passed null).
+__nv_bfloat16* bf16_arg(Call& c, size_t i) { return reinterpret_cast<__nv_bfloat16*>(nullable(c, i)); }
+}  // namespace
+
 Handlers task4_bf16_backward_handlers() {
     return {
         {"flash_attention_backward_bf16", [](Call& c) {
-             auto b = [&](size_t i) { return reinterpret_cast<__nv_bfloat16*>(nullable(c, i)); };
+             auto b = [&](size_t i) { return bf16_arg(c, i); };
              task4::flash_attention_backward_bf16(b(0), b(1), b(2), b(3), b(4), nullable(c, 5), b(6), b(7), b(8), c.i("B"), c.i("H"),
                                                   c.i("Sq"), c.i("Sk"), c.i("D"), c.b("causal"));
          }},
         {"flash_attention_forward_bf16_lse", [](Call& c) {
-             auto b = [&](size_t i) { return reinterpret_cast<__nv_bfloat16*>(nullable(c, i)); };
+             auto b = [&](size_t i) { return bf16_arg(c, i); };
              task4::flash_attention_forward_bf16_lse(b(0), b(1), b(2), b(3), nullable(c, 4), c.i("B"), c.i("H"), c.i("Sq"), c.i("Sk"),
                                                      c.i("D"), c.b("causal"));
          }},

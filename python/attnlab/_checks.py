@@ -21,10 +21,8 @@ def tensor(name, x, rank=None, layout="", dtypes=(torch.float32,)):
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
     if x.dtype not in dtypes:
-        if dtypes == ATTENTION_DTYPES:
-            raise TypeError(f"{name}: dtype is {x.dtype}; attention takes torch.float32 (Task 4) or torch.bfloat16 "
-                            f"(Task 4's bf16 parts) (convert with .float() or .bfloat16())")
-        raise TypeError(f"{name}: dtype is {x.dtype}; this kernel takes torch.float32 (convert with .float())")
+        convert = " or ".join({torch.float32: ".float()", torch.bfloat16: ".bfloat16()"}[d] for d in dtypes)
+        raise TypeError(f"{name}: dtype is {x.dtype}; this kernel takes {' or '.join(map(str, dtypes))} (convert with {convert})")
     dims = x.dim()
     if rank is not None and dims != rank:
         raise ValueError(f"{name}: has {dims} dimensions {tuple(x.shape)}; expected {rank}{' ' + layout if layout else ''}")
@@ -60,9 +58,9 @@ def aligned_16(*named):
                              f"the bf16 kernels read 16 bytes at a time: pass {name}.clone()")
 
 
-def head_dim(name, D):
-    if D not in HEAD_DIMS:
-        raise ValueError(f"{name}: head_dim (last dimension) is {D}; the kernels support {', '.join(map(str, HEAD_DIMS))}")
+def head_dim(name, D, dims=HEAD_DIMS, kernels="the kernels"):
+    if D not in dims:
+        raise ValueError(f"{name}: head_dim (last dimension) is {D}; {kernels} support {', '.join(map(str, dims))}")
 
 
 def attention(q, k, v, causal):
@@ -82,9 +80,7 @@ def attention_shapes(q, k, v, causal):
         raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
     keys_fit_queries(q, ("k", k), ("v", v), "[batch, heads, Sk, head_dim]")
     if q.dtype == torch.bfloat16:
-        if q.shape[3] not in BF16_HEAD_DIMS:
-            raise ValueError(f"q: head_dim (last dimension) is {q.shape[3]}; the bf16 kernels support "
-                             f"{', '.join(map(str, BF16_HEAD_DIMS))} (float32 ones {', '.join(map(str, HEAD_DIMS))})")
+        head_dim("q", q.shape[3], BF16_HEAD_DIMS, "the bf16 kernels")
     else:
         head_dim("q", q.shape[3])
     if k.shape[2] == 0:

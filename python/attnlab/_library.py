@@ -27,7 +27,7 @@ _SIGNATURES = {  # after (device, stream): python/bridge.cpp's arguments
     "attention_lse": (_P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
     "attention_backward": (_P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
     "attention_bf16": (_P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
-    "attention_bf16_lse": (_P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
+    "attention_lse_bf16": (_P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
     "attention_backward_bf16": (_P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
     "decode": (_P, _P, _P, _P, _I, _I, _I, _I, _I),
     "decode_rows": (_P, _P, _P, _P, _I, _I, _I, _P, _I),
@@ -111,6 +111,12 @@ def call(name, device, stream, *args):
     fns = _fns or _load()[1]
     if fns[name](device, stream, *args):
         raise RuntimeError(last_error("attnlab_" + name))
+
+
+def kernel_for(name, x):
+    """The library function `name` for x's dtype: name_bf16 (Task 4's bf16 parts) for bfloat16 tensors, else name."""
+    import torch
+    return name + "_bf16" if x.dtype == torch.bfloat16 else name
 
 
 def device_count():

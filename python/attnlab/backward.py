@@ -28,8 +28,7 @@ def attention_with_lse(q, k, v, causal=False):
     o = torch.empty_like(q)
     lse = q.new_empty((B, H, Sq), dtype=torch.float32)
     if B * H * Sq:
-        kernel = "attention_bf16_lse" if q.dtype == torch.bfloat16 else "attention_lse"
-        _library.call(kernel, device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+        _library.call(_library.kernel_for("attention_lse", q), device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
                       lse.data_ptr(), B, H, Sq, k.shape[2], D, int(causal))
     return o, lse
 
@@ -45,7 +44,6 @@ def attention_backward(q, k, v, o, dout, lse, causal=False):
         return dq, dk, dv
     if Sq == 0:  # no query: nothing reaches any key
         return dq, dk.zero_(), dv.zero_()
-    kernel = "attention_backward_bf16" if q.dtype == torch.bfloat16 else "attention_backward"
-    _library.call(kernel, device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+    _library.call(_library.kernel_for("attention_backward", q), device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
                   dout.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), B, H, Sq, Sk, D, int(causal))
     return dq, dk, dv

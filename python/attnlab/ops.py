@@ -24,7 +24,8 @@ def attention(q, k, v, causal=False):
     """softmax(q kᵀ / √D) v with Task 4's fused kernel (task4::flash_attention_forward); differentiable.
 
     q: [B, H, Sq, D]; k, v: [B, H, Sk, D] (Sq ≠ Sk allowed); contiguous, one CUDA device; float32 (Task 4's
-    kernel, D ∈ {32, 64, 96, 128}) or bfloat16 (Task 4's bf16 part, 4b; D ∈ {64, 128}), all three alike. causal: key j is visible to query i iff j ≤ i + (Sk − Sq), bottom-right
+    kernel, D ∈ {32, 64, 96, 128}) or bfloat16 (Task 4's bf16 part, 4b; D ∈ {64, 128}), all three alike.
+    causal: key j is visible to query i iff j ≤ i + (Sk − Sq), bottom-right
     aligned as in FlashAttention (the usual lower triangle when Sq == Sk; with Sq > Sk the first
     Sq − Sk rows see no key and are 0). Note torch's scaled_dot_product_attention(is_causal=True)
     aligns top-left when Sq ≠ Sk. Returns o [B, H, Sq, D].
@@ -84,7 +85,8 @@ def attention_kernel(q, k, v, causal=False):
     B, H, Sq, D = q.shape
     o = torch.empty_like(q)
     if B * H * Sq:
-        _library.call("attention_bf16" if q.dtype == torch.bfloat16 else "attention", device, current_stream(device), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+        _library.call(_library.kernel_for("attention", q), device, current_stream(device), q.data_ptr(), k.data_ptr(),
+                      v.data_ptr(), o.data_ptr(),
                       B, H, Sq, k.shape[2], D, int(causal))
     return o
 

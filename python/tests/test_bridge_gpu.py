@@ -74,6 +74,14 @@ def torch32_grads(q, k, v, causal, dout):
     return torch.autograd.grad((torch.softmax(s, -1) * has_key) @ v32, (q32, k32, v32), dout)
 
 
+def normal_inputs(B, H, Sq, Sk, D, seed, dtype=torch.float32):
+    """q, k, v, dout ~ N(0, 1) on the GPU from `seed` (drawn in float32, then cast to `dtype`)."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(B, H, Sq, D, device="cuda", generator=g)
+    k, v = (torch.randn(B, H, Sk, D, device="cuda", generator=g) for _ in range(2))
+    return tuple(x.to(dtype) for x in (q, k, v, torch.randn(B, H, Sq, D, device="cuda", generator=g)))
+
+
 def grad_error(got, want):
     """max |g − g64| / (GRAD_ATOL + GRAD_RTOL·|g64|): ≤ 1 passes."""
     return ((got.double() - want).abs() / (GRAD_ATOL + GRAD_RTOL * want.abs())).max().item()
@@ -184,10 +192,7 @@ class Backward(OnGpu):
         torch.backends.cudnn.allow_tf32 = False
 
     def inputs(self, B, H, Sq, Sk, D, seed):
-        g = torch.Generator(device="cuda").manual_seed(seed)
-        q = torch.randn(B, H, Sq, D, device="cuda", generator=g)
-        k, v = (torch.randn(B, H, Sk, D, device="cuda", generator=g) for _ in range(2))
-        return q, k, v, torch.randn(B, H, Sq, D, device="cuda", generator=g)
+        return normal_inputs(B, H, Sq, Sk, D, seed)
 
     def test_kernels(self):
         """The bare kernels: attention_with_lse's o and lse, attention_backward's dq, dk, dv."""
@@ -299,10 +304,7 @@ BF16_WORST = {}  # "o", "lse", "dq", … → [worst error / tolerance, which cas
 
 class Bf16(unittest.TestCase):
     def inputs(self, B, H, Sq, Sk, D, seed):
-        g = torch.Generator(device="cuda").manual_seed(seed)
-        q = torch.randn(B, H, Sq, D, device="cuda", generator=g).bfloat16()
-        k, v = (torch.randn(B, H, Sk, D, device="cuda", generator=g).bfloat16() for _ in range(2))
-        return q, k, v, torch.randn(B, H, Sq, D, device="cuda", generator=g).bfloat16()
+        return normal_inputs(B, H, Sq, Sk, D, seed, torch.bfloat16)
 
     def within(self, got, want, tol, what, l2=None, kind=None):
         """got within tol (atol, rtol) of want element-wise, and within l2 as a whole; the worst share of the tolerance

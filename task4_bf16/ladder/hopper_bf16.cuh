@@ -26,6 +26,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "task4_bf16/reference/bf16_mma.cuh"  // row_lse: one formula for the lse of both forwards
 
 // The device pass that may use wgmma, setmaxnreg and TMA: sm_90a (FEAT_SM90_ALL is defined only for "a" targets).
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -598,8 +599,7 @@ __device__ __forceinline__ void store_lse(float* lse, const float (&m)[2], const
         float sum = l[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        if (t == 0 && row + 8 * h < Sq)
-            lse[row + 8 * h] = sum > 0.f ? (m[h] + log2f(sum)) * 0.6931471805599453f : INFINITY;
+        if (t == 0 && row + 8 * h < Sq) lse[row + 8 * h] = bf16_detail::row_lse(m[h], sum);
     }
 }
 
