@@ -86,7 +86,7 @@ task_impl_src = $(foreach u,$(TASK$(1)_USES) $(1),$(TASK$(u)_SRC))
 HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp common/compare.cpp common/check.cpp common/diagnose.cpp \
                    common/diagnose_kernels.cpp common/diagnose_backward.cpp \
                    common/cases.cpp common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
-                   common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp
+                   common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp common/remote/launch_log.cpp
 HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu common/cuda/bf16_tensor.cpp \
@@ -99,6 +99,7 @@ HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
 # No oracle, no cuBLAS (Tasks 6 and 7: the model's projections need it), nothing that judges.
 RUNNER_CPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_cpu.cpp common/remote/wire.cpp
 RUNNER_GPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_gpu.cpp common/remote/wire.cpp \
+                  common/remote/launch_log_runner.cpp \
                   common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/fill.cu common/cuda/digest.cu common/cuda/timed_calls.cpp
 RUNNER_LDLIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lpthread
 runner_ldlibs   = $(if $(filter $(1),$(CPU_TASKS)),-lpthread,$(RUNNER_LDLIBS))

@@ -23,6 +23,7 @@
 #include "common/cuda/digest.h"
 #include "common/cuda/grid.cuh"
 #include "common/todo.h"
+#include "common/remote/launch_log.h"
 #include "common/remote/wire.h"
 #include "common/safetensors.h"
 
@@ -395,4 +396,39 @@ TEST_CASE("grid_over_heads: B·H spread over y and z, the same grid up to 65535 
     CHECK(yz(65535) == std::pair<unsigned, unsigned>{65535, 1});
     CHECK(yz(65536) == std::pair<unsigned, unsigned>{65535, 2});
     CHECK(yz(70000) == std::pair<unsigned, unsigned>{65535, 2});  // 131070 blocks: 61070 return at once
+}
+
+TEST_CASE("launch log: the page cannot shrink, and whatever the runner writes is told in bounded, printable words", "[harness]") {
+    namespace ll = attn::remote::launch_log;
+    const int fd = ll::create_page();
+    REQUIRE(fd >= 0);
+    CHECK(ftruncate(fd, 0) != 0);  // sealed: a runner that shrinks it would make this process's reads fault
+    CHECK(ftruncate(fd, 1 << 20) != 0);
+
+    ll::Page page{};
+    page.magic = ll::kMagic;
+    CHECK(ll::describe(page).find("no kernel") != std::string::npos);  // a hang on the CPU
+
+    page.count = 1, page.sm_count = 132;
+    ll::Launch& one = page.latest[0];
+    std::snprintf(one.name, sizeof one.name, "flash_forward(float const*)");
+    one.grid[0] = one.grid[1] = one.grid[2] = 1;
+    one.block[0] = 32, one.block[1] = one.block[2] = 1;
+    one.regs = 40, one.blocks_per_sm = 16, one.static_smem = 12288;
+    const std::string told = ll::describe(page);
+    INFO(told);
+    CHECK(told.find("1 block of 32×1×1 = 32 threads") != std::string::npos);
+    CHECK(told.find("1 block for 132 SMs: 131 SMs had nothing to do (each SM could hold 16 such blocks") != std::string::npos);
+    CHECK(told.find("12.0 KB shared memory") != std::string::npos);
+
+    // A runner that writes garbage everywhere: no NUL, huge numbers; the words stay printable and short.
+    std::memset(static_cast<void*>(&page), 0xC3, sizeof page);
+    page.magic = ll::kMagic, page.unavailable[0] = 0;
+    const std::string garbage = ll::describe(page);
+    CHECK(garbage.size() < 1200);
+    for (char c : garbage) CHECK((c >= 32 || c < 0));  // printable ASCII or the report's own UTF-8 (×, —, …)
+    CHECK(garbage.find("\xC3\xC3") == std::string::npos);  // none of the runner's raw bytes
+
+    page.magic = 0;
+    CHECK(ll::describe(page).empty());  // not a page at all
 }

@@ -40,6 +40,7 @@ struct PerfRow {
     std::map<std::string, double> memory_bytes;
     std::string memory_error;  // why the submission's memory was not measured
     std::string flag;                           // why no credit (wrong output, implausibly fast, …)
+    std::string launches;  // the kernels one untimed call launched, as its runner recorded them (launch_log.h; not graded)
     double estimate = -1;                       // >= 0: estimated credit against stored reference times (not credited)
 };
 

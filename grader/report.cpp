@@ -92,6 +92,17 @@ std::string perf_table(const TaskReport& t) {
     return md;
 }
 
+// What one untimed call launched at each shape (grid, block, SMs filled), as the submission's runner recorded it.
+std::string launches_table(const TaskReport& t) {
+    std::string md;
+    for (const auto& r : t.perf.rows)
+        if (!r.launches.empty()) md += fmt::format("| {} | {} |\n", r.name, cell(r.launches));
+    if (md.empty()) return "";
+    return "\nThe kernels of one untimed call at each shape, as your runner recorded them (CUDA's launch callbacks; a "
+           "diagnostic, not graded): how many blocks each launch has, and how many of the GPU's SMs they can fill.\n\n"
+           "| shape | kernels |\n|---|---|\n" + md;
+}
+
 std::string gb(double bytes) { return bytes >= 1e9 ? fmt::format("{:.2f} GB", bytes / 1e9) : fmt::format("{:.1f} MB", bytes / 1e6); }
 
 // Task 4: the memory fusing saves, per timed shape — computed (the S×S scores the unfused pipeline
@@ -188,7 +199,7 @@ std::string task_section(const TaskReport& t) {
     for (const auto& f : t.flags) md += fmt::format("**Flagged:** {}\n\n", f);
     if (t.cases.empty()) {  // not run, not available — or timed only (--perf-only)
         md += fmt::format("{}{}\n", t.status, t.note.empty() ? "" : ": " + t.note);
-        if (!t.perf.rows.empty()) md += perf_table(t) + memory_table(t);
+        if (!t.perf.rows.empty()) md += perf_table(t) + memory_table(t) + launches_table(t);
         return md;
     }
     md += "| case | shape | max abs err | time | status |\n|---|---|---|---|---|\n";
@@ -198,7 +209,7 @@ std::string task_section(const TaskReport& t) {
                           cell(r.reason.empty() ? r.status : r.status + ": " + r.reason));
     }
     md += metrics_lines(t);
-    if (t.perf_timed) md += perf_table(t) + memory_table(t);
+    if (t.perf_timed) md += perf_table(t) + memory_table(t) + launches_table(t);
     return md;
 }
 

@@ -3,6 +3,7 @@
 
 #include "common/cuda/device.h"
 #include "common/cuda/digest.h"
+#include "common/remote/launch_log_runner.h"
 
 namespace attn {
 
@@ -15,7 +16,10 @@ nlohmann::json timed_calls(int calls, uint64_t seed, const float* out, size_t ou
     for (int i = 0; i < calls; ++i) {
         prepare(i);
         CUDA_CHECK(cudaMemsetAsync(flush.get(), i & 0xFF, flush.bytes(), cudaStreamLegacy));
-        call();
+        {
+            const remote::launch_log::Recording student_call;  // its launches, not the harness's (a probe's log)
+            call();
+        }
         digest_into(out, out_n, timed_sign_seed(seed, i), sums.get() + kDigestSlots * size_t(i));
     }
     CUDA_CHECK(cudaDeviceSynchronize());

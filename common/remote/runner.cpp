@@ -21,6 +21,7 @@
 
 #include "common/cuda/cuda_error.h"
 #include "common/remote/device_copy.h"
+#include "common/remote/launch_log.h"
 #include "common/golden.h"
 #include "common/remote/sandbox.h"
 #include "common/todo.h"
@@ -120,8 +121,11 @@ std::string call_text(const Message& req) {
         usleep(10000);
     }
     const int status = reap(true);
-    if (timed_out)
-        throw RunnerFailure(fmt::format("timed out after {:.0f} s (hang or far too slow) in {}; the runner was killed", t, call));
+    if (timed_out) {
+        const std::string launches = launch_log::describe_current();
+        throw RunnerFailure(fmt::format("timed out after {:.0f} s (hang or far too slow) in {}; the runner was killed{}", t, call,
+                                        launches.empty() ? "" : ". " + launches));
+    }
     if (died && (WIFSIGNALED(status) || WIFEXITED(status))) throw RunnerFailure(fmt::format("{} in {}", death_reason(status), call));
     throw RunnerFailure(fmt::format("{} (in {})", what, call));
 }
@@ -141,6 +145,8 @@ void start() {
     sandbox::plan();  // probed before forking
     int req[2], rep[2];
     if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0) throw RunnerFailure("pipe() failed");
+    const char* log_env = std::getenv("ATTNLAB_LAUNCH_LOG");
+    const int page = log_env && std::string(log_env) == "0" ? -1 : launch_log::create_page();
     std::fflush(nullptr);
     const pid_t pid = fork();
     if (pid < 0) throw RunnerFailure("fork() failed");
@@ -154,8 +160,11 @@ void start() {
         dup2(STDERR_FILENO, STDOUT_FILENO);
         // The channel: requests on fd 3, replies on fd 4 (dup2 clears close-on-exec).
         const int r = fcntl(req[0], F_DUPFD, 10), w = fcntl(rep[1], F_DUPFD, 10);
+        const int p = page >= 0 ? fcntl(page, F_DUPFD, 10) : -1;
         dup2(r, 3), dup2(w, 4);
-        close_range(5, ~0u, 0);  // nothing else of this process (a grader's result pipe) reaches the runner
+        if (p >= 0) dup2(p, launch_log::kFd);  // the launch log's page (launch_log.h)
+        else close(launch_log::kFd);
+        close_range(launch_log::kFd + 1, ~0u, 0);  // nothing else of this process (a grader's result pipe) reaches the runner
         sandbox::exec_in_sandbox(spec);
     }
     close(req[0]), close(rep[1]);
@@ -203,6 +212,7 @@ Message request(const Message& req, const std::vector<size_t>& expect) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(call_timeout_s()));
     Message reply;
+    launch_log::reset_page();
     try {
         write_message(s.to_runner, req);
         ReadLimits limits;
@@ -260,6 +270,8 @@ void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::j
 }
 
 void stop_runner() { reap(true); }
+
+std::string launches_of_last_call() { return launch_log::describe_current(); }
 
 namespace {
 

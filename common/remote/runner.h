@@ -68,6 +68,10 @@ void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::j
 // Ends the runner (the next call starts a fresh one).
 void stop_runner();
 
+// The kernels the last request's student call launched, in sentences (launch_log.h; diagnostic only, written by the
+// runner's process): "" where none was recorded. A timed-out call's error says it already.
+std::string launches_of_last_call();
+
 // The live runner's processes as the kernel reports them (read from /proc, from outside: nothing
 // the runner does can change these but doing more). The runner is this process's child, or in
 // bubblewrap a descendant of it; every descendant that is not bubblewrap's own counts.

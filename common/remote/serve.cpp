@@ -19,6 +19,17 @@ struct SubmissionFaultSignal {};  // outputs still changing after the call: work
 
 nlohmann::json error_of(const char* type, const std::string& what) { return {{"type", type}, {"what", what}}; }
 
+// The student's call's kernel launches are recorded while one lives (launch_log.h), whichever way the call ends.
+struct RecordLaunches {
+    explicit RecordLaunches(Staging* st) : st_(st) {
+        if (st_) st_->record_launches(true);
+    }
+    ~RecordLaunches() {
+        if (st_) st_->record_launches(false);
+    }
+    Staging* st_;
+};
+
 // Stages a proxied call's buffers, runs it, and sends every buffer back.
 void run_proxied(const std::function<void(Call&)>& handler, Call& c, Message& req, std::vector<float*>& ptrs) {
     const nlohmann::json& bufs = req.head.at("bufs");
@@ -39,7 +50,10 @@ void run_proxied(const std::function<void(Call&)>& handler, Call& c, Message& re
         if (host.size() != n) throw std::logic_error("a buffer of the wrong size");
         ptrs.push_back(device[i] ? (b.at("role") == "out" ? st->poisoned(n) : st->upload(host)) : host.data());
     }
-    handler(c);
+    {
+        const RecordLaunches during_the_call(st);
+        handler(c);
+    }
     c.reply.buffers.assign(bufs.size(), {});
     if (st) st->sync_default_stream();
     for (size_t i = 0; i < bufs.size(); ++i) {
@@ -77,9 +91,12 @@ int serve(const Handlers& handlers) {
         }
         const std::string op = req.head.value("op", "");
         if (!req.head.contains("args")) req.head["args"] = nlohmann::json::object();
+        // the kernels of a proxied call are logged unless the request says not; a program's (a timing) only if it asks
+        const bool launch_log = req.head.value("launch_log", req.head.contains("bufs"));
         Call c(std::move(req));
         bool exiting = false;
         try {
+            if (staging()) staging()->want_launch_log(launch_log);
             if (op == "hello") {
                 c.reply.head["device"] = staging() ? staging()->device_name() : "";
             } else {

@@ -59,6 +59,10 @@ struct Staging {
     virtual void release() = 0;  // frees every staged buffer
     virtual bool context_poisoned() = 0;
     virtual std::string device_name() = 0;
+    // The kernels the student's call launches, for the trusted side's diagnosis of a hang (launch_log.h): `wanted`
+    // before each request (as the request's head says), `on` around the student's call. Nothing in a CPU task.
+    virtual void want_launch_log(bool wanted) { (void)wanted; }
+    virtual void record_launches(bool on) { (void)on; }
 };
 Staging* staging();
 

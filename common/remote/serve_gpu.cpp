@@ -2,7 +2,10 @@
 // device for the call and are freed after it.
 #include <cuda_runtime.h>
 
+#include <optional>
+
 #include "common/cuda/device.h"
+#include "common/remote/launch_log_runner.h"
 #include "common/remote/serve.h"
 
 namespace attn::remote {
@@ -30,6 +33,14 @@ public:
         for (auto& [p, n] : sizes_) cudaFree(const_cast<float*>(p));
         sizes_.clear();
     }
+    void want_launch_log(bool wanted) override {
+        if (!attached_) launch_log::attach_page(), attached_ = true;
+        launch_log::prepare(wanted);
+    }
+    void record_launches(bool on) override {
+        if (on) recording_.emplace();
+        else recording_.reset();
+    }
     bool context_poisoned() override { return cuda_context_poisoned(); }
     std::string device_name() override {
         std::string why;
@@ -44,6 +55,8 @@ private:
         return d;
     }
     std::map<const float*, size_t> sizes_;
+    bool attached_ = false;
+    std::optional<launch_log::Recording> recording_;
 };
 
 }  // namespace
