@@ -407,6 +407,8 @@ TEST_CASE("launch log: the page cannot shrink, and whatever the runner writes is
 
     ll::Page page{};
     page.magic = ll::kMagic;
+    CHECK(ll::describe(page).empty());  // no student call ran with the log on: nothing to say
+    page.watched = 1;
     CHECK(ll::describe(page).find("no kernel") != std::string::npos);  // a hang on the CPU
 
     page.count = 1, page.sm_count = 132;

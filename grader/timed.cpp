@@ -353,7 +353,7 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
         }
         if (one < 0 || one * needed > shape_budget_s()) {
             row["too_slow"] = one < 0 ? fmt::format("one call did not finish: {}", why)
-                                      : fmt::format("one call took {:.2f} s; its timing makes {} calls (≈ {:.0f} s), over the {:.0f} s "
+                                      : fmt::format("one call took {:.3g} s; its timing makes {} calls (≈ {:.0f} s), over the {:.0f} s "
                                                     "a shape may take", one, needed, one * needed, shape_budget_s());
             row["ms"] = one < 0 ? 0.0 : 1e3 * one;
             return row;

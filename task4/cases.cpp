@@ -67,7 +67,8 @@ CaseResult course_large_case(bool causal) {
     CaseResult r;
     r.shape = fmt::format("B={} H={} S={} D={}{} (8 heads checked, seed {})", B, H, S, D, causal ? " causal" : "", grader_seed());
     remote::Message req;
-    req.head = {{"op", "generated_inputs"}, {"args", {{"B", B}, {"H", H}, {"S", S}, {"D", D}, {"causal", causal}, {"seed", nonce}}}};
+    req.head = {{"op", "generated_inputs"}, {"args", {{"B", B}, {"H", H}, {"S", S}, {"D", D}, {"causal", causal}, {"seed", nonce}}},
+                {"launch_log", true}};  // untimed: a timeout says what the call launched
     remote::Message reply;
     r.ms = wall_ms([&] { reply = remote::request(req, {n}); });
     const std::vector<float>& o = reply.buffers[0];

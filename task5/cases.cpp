@@ -119,7 +119,8 @@ CaseResult gpu_run_case(int B, int H, int D, int max_seq, int prefill, int steps
     r.shape = fmt::format("B={} H={} D={} max_seq={} prefill {} + {} steps", B, H, D, max_seq, prefill, steps);
     remote::Message req;
     req.head = {{"op", "decode_run"},
-                {"args", {{"B", B}, {"H", H}, {"D", D}, {"max_seq", max_seq}, {"prefill", prefill}, {"steps", steps}, {"seed", seed}}}};
+                {"args", {{"B", B}, {"H", H}, {"D", D}, {"max_seq", max_seq}, {"prefill", prefill}, {"steps", steps}, {"seed", seed}}},
+                {"launch_log", true}};  // untimed: a timeout says what the call launched
     remote::Message reply;
     r.ms = wall_ms([&] { reply = remote::request(req, {row * steps, row * steps, row * steps}); });
     DeviceBuffer<float> kc(size_t(BH) * max_seq * D), vc(kc.size()), kp(size_t(BH) * prefill * D), vp(kp.size());

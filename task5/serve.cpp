@@ -2,9 +2,12 @@
 // buffers, and a whole prefill-then-decode run whose caches stay here (the course's run: sending
 // 1 GB of cache per step would take longer than the run). Inputs of the run come from the trusted
 // side's nonce by the harness's counter-based fill, which the trusted side repeats to check it.
+#include <optional>
+
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
 #include "common/cuda/timed_calls.h"
+#include "common/remote/launch_log_runner.h"
 #include "common/remote/serve.h"
 #include "task5/task5.h"
 
@@ -22,15 +25,20 @@ void decode_run(Call& c) {
     DeviceBuffer<float> q(BH * D), kn(q.size()), vn(q.size()), o(q.size());
     kc.poison(), vc.poison();
     fill_normal(kp.get(), kp.size(), seed), fill_normal(vp.get(), vp.size(), seed + 1);
+    std::optional<launch_log::Recording> student_call;  // the student's launches, for a timeout's message
+    student_call.emplace();
     task5::store_prefill(kc.get(), vc.get(), kp.get(), vp.get(), B, H, max_seq, prefill, D);
+    student_call.reset();
     std::vector<float> outs, krows, vrows, row(BH * D);
     for (int step = 0; step < steps; ++step) {
         const int pos = prefill + step;
         fill_normal(q.get(), q.size(), seed + 10 + 3 * step), fill_normal(kn.get(), kn.size(), seed + 11 + 3 * step);
         fill_normal(vn.get(), vn.size(), seed + 12 + 3 * step);
         o.poison();
+        student_call.emplace();
         task5::update_cache(kc.get(), vc.get(), kn.get(), vn.get(), B, H, max_seq, D, pos);
         task5::decode_attention(q.get(), kc.get(), vc.get(), o.get(), B, H, max_seq, pos + 1, D);
+        student_call.reset();
         CUDA_CHECK(cudaDeviceSynchronize());
         const std::vector<float> got = o.download();
         outs.insert(outs.end(), got.begin(), got.end());

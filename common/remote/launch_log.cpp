@@ -85,6 +85,7 @@ std::string describe_current() {
 std::string describe(const Page& page) {
     if (page.magic != kMagic) return "";
     if (page.unavailable[0]) return "(its kernel launches were not recorded: " + printable(page.unavailable, sizeof page.unavailable) + ")";
+    if (!page.watched) return "";  // no student call ran with the log on: nothing to say either way
     if (page.count == 0)
         return "It launched no kernel in this call: the time went on the CPU (a loop in host code, or a wait for "
                "something that never comes).";

@@ -30,6 +30,8 @@ struct Launch {
 struct Page {
     uint32_t magic;
     uint32_t sm_count;  // the device's SMs; 0 unknown
+    uint32_t watched;   // 1 once a student call of this request ran with the log on (else the page says nothing)
+    uint32_t spare;
     uint64_t count;     // launches recorded in this call; launch i sits in latest[i % kKept]
     char unavailable[160];  // why nothing is recorded (no CUPTI here, a profiler already attached), or ""
     Launch latest[kKept];

@@ -149,7 +149,11 @@ void prepare(bool wanted) {
     if (wanted && g_page) load();
 }
 
-Recording::Recording() { g_recording.store(g_loaded && g_page, std::memory_order_relaxed); }
+Recording::Recording() {
+    if (!g_loaded || !g_page) return;
+    g_page->watched = 1;
+    g_recording.store(true, std::memory_order_relaxed);
+}
 Recording::~Recording() { g_recording.store(false, std::memory_order_relaxed); }
 
 }  // namespace attn::remote::launch_log
