@@ -45,7 +45,8 @@ std::string one_launch(const Launch& l, uint32_t sm_count) {
                                   per_sm ? fmt::format(" (each SM could hold {} such blocks at once)", per_sm) : "");
     if (per_sm) {
         const double waves = double(blocks) / (double(sm_count) * per_sm);
-        return text + fmt::format(" — {:.2g} wave{} of {} SMs × {} blocks", waves, waves == 1.0 ? "" : "s", sm_count, per_sm);
+        return text + fmt::format(" — {} wave{} of {} SMs × {} blocks", waves < 10 ? fmt::format("{:.2g}", waves) : fmt::format("{:.0f}", waves),
+                                  waves == 1.0 ? "" : "s", sm_count, per_sm);
     }
     return text + fmt::format(" — {:.2g} blocks an SM", double(blocks) / sm_count);
 }
