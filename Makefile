@@ -135,6 +135,7 @@ PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cud
               task7/tokenizer.* task7/gpt2.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp \
               task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
+              $(wildcard prebuilt/common/*.o prebuilt/common/cuda/*.o) \
               tools/goldens/make_goldens.py tools/goldens/llm_reference.py tools/goldens/train_model.py tools/setup/install_deps.sh tools/setup/fetch_assets.sh tools/ci/run_tests.sh tools/ci/check_grade.py Makefile .ci/run)
 
 obj_common = $(addprefix $(COMMON)/,$(addsuffix .o,$(basename $(1))))
@@ -208,6 +209,23 @@ $(COMMON)/%.o: %.cpp
 $(COMMON)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(call say,NVCC)$(CCACHE) $(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+# The student kit has no source for the oracles that would answer a task (tools/kit/compiled_only.txt): it links the
+# objects the release compiled (prebuilt/<path>.o) wherever the source is absent.
+$(COMMON)/%.o: prebuilt/%.o
+	@mkdir -p $(dir $@)
+	$(call say,COPY)cp $< $@
+
+# Those objects, for the release (tools/kit/make_release.sh): no debug information, and the GPU ones as machine code
+# for every GPU a student may have (sm_80 … sm_120), no PTX: a kit file holds no readable kernel.
+KIT_OBJ_DIR := build/kit-prebuilt
+KIT_ARCH := $(foreach a,80 86 89 90 100 120,-gencode arch=compute_$(a),code=sm_$(a))
+$(KIT_OBJ_DIR)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(call say,CXX )$(CCACHE) $(CXX) $(filter-out -g -MMD -MP,$(CXXFLAGS)) -g0 -c $< -o $@
+$(KIT_OBJ_DIR)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(call say,NVCC)$(CCACHE) $(NVCC) $(filter-out $(CUDA_ARCH) -lineinfo -MMD -MP,$(NVCCFLAGS)) $(KIT_ARCH) -c $< -o $@
 
 # The implementation side: SOLUTION=1 turns on the reference's solution blocks — for the reference
 # only: a student's file compiled with it could switch on code it copied or included.

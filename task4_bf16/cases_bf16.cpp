@@ -1,5 +1,5 @@
 // cases_bf16.cpp — Task 4's bf16 bonus, graded on the GPU. Inputs are bf16; every expected output is attention
-// in float64 (torch for the golden files, common/cpu_ops.cpp for fresh shapes) or fp32 cuBLAS (the long
+// in float64 (torch for the golden files, common/cpu_ops.h for fresh shapes) or fp32 cuBLAS (the long
 // shapes) computed from the bf16-rounded inputs, so the only differences allowed are the kernel's own: its
 // bf16 output rounding (≤ 2⁻⁸ relative) and its accumulation (P rounded to bf16 for the tensor cores,
 // fp32 sums in another order). The tolerance, |got − want| ≤ 4e-3 + 1.6e-2·|want| for every element and a
