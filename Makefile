@@ -5,6 +5,8 @@
 #   make bench-task2 | bench-task4 | bench-task5 | bench-task6   benchmarks (GPU)
 #   make profile-task2 | profile-task4 | profile-task5              Nsight Compute on your kernel: a summary + the .ncu-rep (GPU)
 #   make sanitize-task2 | sanitize-task4 | sanitize-task5           compute-sanitizer on your kernels' small shapes (GPU)
+#   make asan-task1 | asan-task3 [ARGS=step]        your CPU task's functions in one process under AddressSanitizer + UBSan
+#   make gdb-task1 | gdb-task3 [ARGS=step]          the same in gdb: a crash stops at its line (bt: the calls)
 #   make task4-bf16 [IMPL=…] [SUITE=…] | bench-task4-bf16   Task 4's bf16 bonus: its tests (GPU) | TFLOP/s
 #   make task4-backward [IMPL=…] [SUITE=…] | bench-task4-backward   Task 4's backward bonus: its tests (GPU) | TFLOP/s
 #   make task4-bf16-backward [IMPL=…] [SUITE=…] | bench-task4-bf16-backward   Task 4's bf16 backward bonus (GPU) | TFLOP/s
@@ -531,6 +533,30 @@ $(foreach t,$(DRIVE_TASKS),profile-task$(t)): profile-task%: $(BUILD)/bin/drive_
 
 $(foreach t,$(DRIVE_TASKS),sanitize-task$(t)): sanitize-task%: $(BUILD)/bin/drive_task%
 	@bash tools/profile/profile.sh sanitize $* $(BUILD)
+
+# ---- debugging the CPU tasks in one process ----------------------------------------------------------
+# drive_taskN (taskN/drive_taskN.cpp, common/debug_drive.h) calls Task 1's or Task 3's functions in one process on small
+# ragged shapes, each call announced: no runner, nothing judged. `make asan-taskN` builds it and your code with
+# AddressSanitizer and UBSan and runs it (a read or write past a buffer stops at its line, with the stack); `make
+# gdb-taskN` builds it without optimisation and runs it in gdb (a crash stops at its line; `bt`). ARGS=NAME: only the
+# calls whose announcement contains NAME.
+DEBUG_CXXFLAGS := -std=c++17 -O0 -g -fno-omit-frame-pointer -I.
+define DEBUG_DRIVE
+$(BUILD)/debug/asan_task$(1): task$(1)/drive_task$(1).cpp $(TASK$(1)_SRC) common/debug_drive.h common/todo.h task$(1)/task$(1).h
+	@mkdir -p $$(dir $$@)
+	$$(call say,CXX )$$(CXX) $$(DEBUG_CXXFLAGS) $$(SOLUTION_FLAG) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  $$(filter %.cpp,$$^) -o $$@
+$(BUILD)/debug/gdb_task$(1): task$(1)/drive_task$(1).cpp $(TASK$(1)_SRC) common/debug_drive.h common/todo.h task$(1)/task$(1).h
+	@mkdir -p $$(dir $$@)
+	$$(call say,CXX )$$(CXX) $$(DEBUG_CXXFLAGS) $$(SOLUTION_FLAG) $$(filter %.cpp,$$^) -o $$@
+asan-task$(1): $(BUILD)/debug/asan_task$(1)
+	./$$< $$(ARGS)
+gdb-task$(1): $(BUILD)/debug/gdb_task$(1)
+	@command -v gdb >/dev/null || { echo "gdb-task$(1): gdb is not installed (Debian: apt-get install gdb)"; exit 1; }
+	gdb -q -ex run -ex bt --args ./$$< $$(ARGS)
+endef
+$(foreach t,$(CPU_TASKS),$(eval $(call DEBUG_DRIVE,$(t))))
+.PHONY: $(foreach t,$(CPU_TASKS),asan-task$(t) gdb-task$(t))
 
 # The reference's (Br, Bc, threads) sweep: course staff only (the kit has no reference).
 ifneq ($(HAVE_REFERENCE),)

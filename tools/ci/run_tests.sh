@@ -160,6 +160,7 @@ for t in $CPU_TASKS; do
   step "task$t skeleton fails cleanly" skeleton_fails_cleanly ./build/skeleton/bin/task$t
 done
 step "CPU tasks without the CUDA toolkit (nvcc hidden)" bash tools/ci/check_no_cuda.sh
+step "make asan-task1/3: the CPU tasks in one process (a crash at its line)" bash tools/ci/check_debug_drivers.sh
 for t in $GPU_TASKS 4_bf16 4_backward 4_bf16_backward; do  # Task 4's bonus parts
   step "task$t reference passes (GPU)" ./build/reference/bin/task$t
   step "task$t skeleton fails cleanly (GPU)" skeleton_fails_cleanly ./build/skeleton/bin/task$t
