@@ -37,8 +37,8 @@ std::string case_line(const std::string& name, const CaseResult& r) {
     if (r.nonfinite_output) err = "NaN/Inf in the output";
     else if (r.max_abs_err >= 0 && r.tol_share <= 1) err = fmt::format("max err {:.2e} ({:.0f}% of tol)", r.max_abs_err, 100 * r.tol_share);
     else if (r.max_abs_err >= 0) err = fmt::format("max err {:.2e}", r.max_abs_err);
-    return fmt::format("  [{:<7}] {:<34} {:<42} {}{}", r.status, name, r.shape, err,
-                       r.reason.empty() ? "" : "\n            " + r.reason);
+    return fmt::format("  [{:<7}] {:<34} {:<42} {}{}{}", r.status, name, r.shape, err,
+                       r.note.empty() ? "" : (err.empty() ? "" : "; ") + r.note, r.reason.empty() ? "" : "\n            " + r.reason);
 }
 
 }  // namespace attn

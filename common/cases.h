@@ -21,6 +21,7 @@ struct CaseResult {
     double ms = -1;                 // wall time of the call under test (informational, not a benchmark)
     std::map<std::string, double> metrics;  // e.g. peak_scratch_bytes
     std::string output;             // text for the report (Task 7's generations)
+    std::string note;               // one more fact on the case's line, passed or not (the memory a call took)
 };
 
 struct GradeCase {

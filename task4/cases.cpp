@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -129,6 +130,8 @@ CaseResult fused_case() {
     const double extra = device - null_device, extra_host = host - null_host;
     r.metrics["runner device bytes beyond the null runner's"] = extra;
     r.metrics["runner host bytes beyond the null runner's"] = extra_host;
+    r.note = fmt::format("beyond the harness alone: {:.1f} MB of device memory, {:.1f} MB of host memory (fails at {:.2f} GB, "
+                         "half of one S×S matrix)", std::max(extra, 0.0) / 1e6, std::max(extra_host, 0.0) / 1e6, 0.5 * s_by_s / 1e9);
     for (const auto& [where, bytes] : {std::pair{"device", extra}, std::pair{"host", extra_host}})
         if (bytes >= 0.5 * s_by_s) {
             r.reason = fmt::format("the runner took {:.2f} GB of {} memory more than the harness alone does for the same call "
