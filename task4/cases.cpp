@@ -151,14 +151,15 @@ CaseResult fused_case() {
 }
 
 // One shape against attention in double precision: `calls` calls on the same buffers, fresh values each time.
-CaseResult attention_case(std::mt19937_64& g, int B, int H, int Sq, int Sk, int D, bool causal, int calls, const std::string& note) {
+CaseResult attention_case(std::mt19937_64& g, int B, int H, int Sq, int Sk, int D, bool causal, int calls, const std::string& note,
+                          float peak) {
     const Shape qs = {B, H, Sq, D}, ks = {B, H, Sk, D};
     CaseResult r;
     r.shape = fmt::format("B={} H={} Sq={} Sk={} D={}{} ({})", B, H, Sq, Sk, D, causal ? " causal" : "", note);
     Tensor q(qs), k(ks), v(ks);
     DeviceBuffer<float> dq(size_t(q.size())), dk(size_t(k.size())), dv(size_t(v.size())), dout(size_t(q.size()));
     for (int call = 1; call <= calls; ++call) {
-        refill(g, q), refill(g, k), refill(g, v);
+        refill(g, q, peak), refill(g, k, peak), refill(g, v);
         upload(dq, q), upload(dk, k), upload(dv, v);
         dout.poison();
         flash_attention_forward(dq.get(), dk.get(), dv.get(), dout.get(), B, H, Sq, Sk, D, causal);
@@ -166,9 +167,9 @@ CaseResult attention_case(std::mt19937_64& g, int B, int H, int Sq, int Sk, int 
         if (!read_output(r, dout, qs, out) || !device_input_unchanged(r, "q", q, dq) ||
             !device_input_unchanged(r, "k", k, dk) || !device_input_unchanged(r, "v", v, dv))
             return r;
-        if (!check_output(r, fmt::format("call {} of {}", call, calls), out, attention_f64(q, k, v, causal),
-                          Tolerance{2e-5, 1e-4}, kDims)) {
-            add_diagnosis(r, diagnose_attention(out, q, k, v, causal, Tolerance{2e-5, 1e-4}));
+        const Tolerance tol = scaled_for_peak(Tolerance{2e-5, 1e-4}, peak);
+        if (!check_output(r, fmt::format("call {} of {}", call, calls), out, attention_f64(q, k, v, causal), tol, kDims)) {
+            add_diagnosis(r, diagnose_attention(out, q, k, v, causal, tol));
             return r;
         }
     }
@@ -181,15 +182,16 @@ CaseResult fresh_case(int draw) {
     auto g = rng_for("task4.fresh." + std::to_string(draw));
     const int B = uniform_int(g, 1, 2), H = uniform_int(g, 1, 4), Sq = uniform_int(g, 1, 600),
               Sk = draw % 3 == 2 ? uniform_int(g, 1, 600) : Sq, D = pick(g, std::vector<int>{32, 64, 96, 128});
-    // No peaky inputs here yet (peak_scale, as the other tasks have): q and k ×2–4 took the reference to 106 % of the
-    // tolerance in 1 of 10 seeds on an H100 (docs/perf.md, "Peaky inputs").
-    return attention_case(g, B, H, Sq, Sk, D, draw % 2 == 1, 2, fmt::format("seed {}", grader_seed()));
+    // Peaky inputs in the later draws, held to the tolerance × peak² (scaled_for_peak: torch's own float32 attention
+    // passes no tighter one there; docs/perf.md, "Peaky inputs").
+    const float peak = peak_scale(g, draw);
+    return attention_case(g, B, H, Sq, Sk, D, draw % 2 == 1, 2, fmt::format("seed {}{}", grader_seed(), peak_note(peak)), peak);
 }
 
 // B·H = 70000 heads: more than gridDim.y's 65535 (common/cuda/grid.cuh), tiny heads, Sq ≠ Sk.
 CaseResult many_heads_case() {
     auto g = rng_for("task4.many_heads");
-    return attention_case(g, 70, 1000, 5, 7, 32, true, 1, "B·H = 70000: past gridDim.y's 65535");
+    return attention_case(g, 70, 1000, 5, 7, 32, true, 1, "B·H = 70000: past gridDim.y's 65535", 1.0f);
 }
 
 CaseResult rejects_head_dim(int D) {

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Errors on peaky inputs (q and k scaled by 2-4: scores up to 16x their variance, a softmax near one-hot), in
+tolerances: Task 4's fp32 forward and 4c's forward-with-lse and backward (through the bridge), beside torch's fp32
+SDPA backends (math, efficient), each against float64 autograd on the same fp32 values.
+
+    ATTNLAB_LIB=…/libattnlab.so python3 tools/vs_torch/peaky_error.py [--seeds 10]      # a CUDA build of torch
+
+A figure is the largest over the elements of |got − want| / (atol + rtol·|want|), atol 2e-5, rtol 1e-4 (the fp32
+tasks' tolerance; > 1 fails a case). 4c's backward is also run on float64's own o and lse rounded to fp32 ("exact
+o, lse") and on mixtures, to tell the backward's own error from what its inputs bring.
+"""
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import attnlab  # noqa: E402
+
+ATOL, RTOL = 2e-5, 1e-4
+
+
+def ratio(got, want):
+    return ((got.double() - want).abs() / (ATOL + RTOL * want.abs())).max().item()
+
+
+def exact(q, k, v, dout, causal):
+    """float64 autograd: o, lse, dq, dk, dv (Sq = Sk here: top-left and bottom-right causal agree)."""
+    q64, k64, v64 = (x.double().requires_grad_() for x in (q, k, v))
+    s = q64 @ k64.transpose(-1, -2) / q.shape[-1] ** 0.5
+    if causal:
+        s = s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(1), float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    o = torch.softmax(s, dim=-1) @ v64
+    o.backward(dout.double())
+    return o.detach(), lse.detach(), q64.grad, k64.grad, v64.grad
+
+
+def torch_backend(backend, q, k, v, dout, causal):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    qs, ks, vs = (x.clone().requires_grad_() for x in (q, k, v))
+    with sdpa_kernel([getattr(SDPBackend, backend)]):
+        o = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
+        o.backward(dout)
+    return o.detach(), qs.grad, ks.grad, vs.grad
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, default=10)
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    shapes = [(1, 1, 4096, 64, 3.0, False), (1, 1, 4096, 64, 3.0, True), (2, 3, 600, 128, 4.0, False),
+              (2, 3, 600, 128, 4.0, True), (1, 4, 1024, 32, 2.0, True)]
+    cols = ["fwd 4", "fwd 4c", "4c dq", "4c dk", "4c dv", "dq exact o,lse", "dq exact o", "dq exact lse",
+            "math o", "math dq", "math dk", "math dv", "eff o", "eff dq", "eff dk", "eff dv"]
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; worst over {args.seeds} seeds, in tolerances "
+          f"(atol {ATOL}, rtol {RTOL})")
+    print("| B·H·S·D, scale, causal | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for B, H, S, D, scale, causal in shapes:
+        worst = [0.0] * len(cols)
+        for seed in range(args.seeds):
+            g = torch.Generator(device="cuda").manual_seed(seed)
+            q, k, v, dout = (torch.randn(B, H, S, D, device="cuda", generator=g) for _ in range(4))
+            q, k = q * scale, k * scale
+            o64, lse64, dq64, dk64, dv64 = exact(q, k, v, dout, causal)
+            with torch.no_grad():
+                o4 = attnlab.attention(q, k, v, causal=causal)
+            o, lse = attnlab.attention_with_lse(q, k, v, causal=causal)
+            dq, dk, dv = attnlab.attention_backward(q, k, v, o, dout, lse, causal=causal)
+            o_x, lse_x = o64.float(), lse64.float()
+            dq_x = attnlab.attention_backward(q, k, v, o_x, dout, lse_x, causal=causal)[0]
+            dq_xo = attnlab.attention_backward(q, k, v, o_x, dout, lse, causal=causal)[0]
+            dq_xl = attnlab.attention_backward(q, k, v, o, dout, lse_x, causal=causal)[0]
+            om, dqm, dkm, dvm = torch_backend("MATH", q, k, v, dout, causal)
+            oe, dqe, dke, dve = torch_backend("EFFICIENT_ATTENTION", q, k, v, dout, causal)
+            got = [ratio(o4, o64), ratio(o, o64), ratio(dq, dq64), ratio(dk, dk64), ratio(dv, dv64), ratio(dq_x, dq64),
+                   ratio(dq_xo, dq64), ratio(dq_xl, dq64), ratio(om, o64), ratio(dqm, dq64), ratio(dkm, dk64), ratio(dvm, dv64),
+                   ratio(oe, o64), ratio(dqe, dq64), ratio(dke, dk64), ratio(dve, dv64)]
+            worst = [max(a, b) for a, b in zip(worst, got)]
+        print(f"| {B}·{H}·{S}·{D}, ×{scale:g}, {'causal' if causal else 'full'} | " +
+              " | ".join(f"{w:.2f}" for w in worst) + " |")
+
+
+if __name__ == "__main__":
+    main()
