@@ -54,9 +54,10 @@ Expected from_oracle(Tensor q, Tensor k, Tensor v, Tensor dout, const AttentionG
     return e;
 }
 
-// Draws q, k, v, dout (normal) rounded to bf16.
-std::tuple<Tensor, Tensor, Tensor, Tensor> bf16_inputs(std::mt19937_64& g, const Shape4& s) {
-    Tensor q = random_tensor(g, s.qs()), k = random_tensor(g, s.ks()), v = random_tensor(g, s.ks()), dout = random_tensor(g, s.qs());
+// Draws q, k, v, dout (normal; q and k × peak) rounded to bf16.
+std::tuple<Tensor, Tensor, Tensor, Tensor> bf16_inputs(std::mt19937_64& g, const Shape4& s, float peak = 1.0f) {
+    Tensor q = random_tensor(g, s.qs(), peak), k = random_tensor(g, s.ks(), peak), v = random_tensor(g, s.ks()),
+           dout = random_tensor(g, s.qs());
     for (Tensor* t : {&q, &k, &v, &dout}) round_to_bf16(*t);
     return {q, k, v, dout};
 }
@@ -193,10 +194,13 @@ CaseResult fresh_case(int draw) {
     const int Sq = uniform_int(g, 1, 500);
     const Shape4 s{uniform_int(g, 1, 2), uniform_int(g, 1, 3), Sq, draw % 3 == 2 ? uniform_int(g, 1, 500) : Sq,
                    pick(g, std::vector<int>{32, 64, 128}), draw % 2 == 1};
+    // Peaky inputs in the later draws (q and k ×2–4), at the same tolerance: bf16's own rounding of P and of the
+    // inputs, which the tolerance was set from, does not grow with the scores as float32's does (docs/perf.md).
+    const float peak = peak_scale(g, draw);
     CaseResult r;
-    r.shape = fmt::format("{} (seed {})", s.str(), grader_seed());
+    r.shape = fmt::format("{} (seed {}{})", s.str(), grader_seed(), peak_note(peak));
     for (int call = 1; call <= 2; ++call) {
-        auto [q, k, v, dout] = bf16_inputs(g, s);
+        auto [q, k, v, dout] = bf16_inputs(g, s, peak);
         const AttentionGrads want = attention_backward_f64(q, k, v, dout, s.causal);
         if (!check_backward(r, fmt::format("call {} of 2: ", call), s, from_oracle(q, k, v, dout, want))) return r;
     }
