@@ -194,15 +194,18 @@ CaseResult fresh_case(int draw) {
     const int Sq = uniform_int(g, 1, 500);
     const Shape4 s{uniform_int(g, 1, 2), uniform_int(g, 1, 3), Sq, draw % 3 == 2 ? uniform_int(g, 1, 500) : Sq,
                    pick(g, std::vector<int>{32, 64, 128}), draw % 2 == 1};
-    // Peaky inputs in the later draws (q and k ×2–4), at the same tolerance: bf16's own rounding of P and of the
-    // inputs, which the tolerance was set from, does not grow with the scores as float32's does (docs/perf.md).
+    // Peaky inputs in the later draws (q and k ×2–4), the element-wise tolerance × peak² (compare.h, scaled_for_peak):
+    // torch's bf16 backwards (FA2, cuDNN, efficient) miss the unscaled one there by as much as this reference, up to
+    // 4.4× at ×4, from dS rounded to bf16 before it meets q and k (docs/perf.md, "Peaky inputs").
     const float peak = peak_scale(g, draw);
     CaseResult r;
     r.shape = fmt::format("{} (seed {}{})", s.str(), grader_seed(), peak_note(peak));
     for (int call = 1; call <= 2; ++call) {
         auto [q, k, v, dout] = bf16_inputs(g, s, peak);
         const AttentionGrads want = attention_backward_f64(q, k, v, dout, s.causal);
-        if (!check_backward(r, fmt::format("call {} of 2: ", call), s, from_oracle(q, k, v, dout, want))) return r;
+        Expected e = from_oracle(q, k, v, dout, want);
+        e.tol = scaled_for_peak(e.tol, peak);
+        if (!check_backward(r, fmt::format("call {} of 2: ", call), s, e)) return r;
     }
     r.status = "passed";
     return r;

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Errors on peaky inputs (q and k scaled by 2-4: scores up to 16x their variance, a softmax near one-hot), in
 tolerances: Task 4's fp32 forward and 4c's forward-with-lse and backward (through the bridge), beside torch's fp32
-SDPA backends (math, efficient), each against float64 autograd on the same fp32 values.
+SDPA backends (math, efficient), each against float64 autograd on the same fp32 values. With --bf16: 4d's backward
+beside torch's bf16 backends (FA2, cuDNN, efficient), on bf16 inputs, in 4d's tolerance (2e-2 + 2e-2·|want|), at
+scales 1 to 4.
 
-    ATTNLAB_LIB=…/libattnlab.so python3 tools/vs_torch/peaky_error.py [--seeds 10]      # a CUDA build of torch
+    ATTNLAB_LIB=…/libattnlab.so python3 tools/vs_torch/peaky_error.py [--seeds 10] [--bf16]      # a CUDA build of torch
 
 A figure is the largest over the elements of |got − want| / (atol + rtol·|want|), atol 2e-5, rtol 1e-4 (the fp32
 tasks' tolerance; > 1 fails a case). 4c's backward is also run on float64's own o and lse rounded to fp32 ("exact
@@ -48,10 +50,40 @@ def torch_backend(backend, q, k, v, dout, causal):
     return o.detach(), qs.grad, ks.grad, vs.grad
 
 
+def bf16_table(seeds):
+    """4d and torch's bf16 backends against float64 on bf16 inputs with q and k × 1…4, in 4d's tolerance."""
+    global ATOL, RTOL
+    ATOL, RTOL = 2e-2, 2e-2
+    backends = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION"]
+    cols = ["4d dq", "4d dk", "4d dv"] + [f"{b.split('_')[0].lower()} {g}" for b in backends for g in ("dq", "dk", "dv")]
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; bf16 inputs, worst over {seeds} seeds, in 4d's "
+          f"tolerance (atol {ATOL}, rtol {RTOL})")
+    print("| B·H·S·D, scale, causal | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for B, H, S, D, causal in [(2, 3, 500, 64, False), (2, 3, 500, 128, True), (1, 4, 2048, 128, False)]:
+        for scale in (1.0, 2.0, 3.0, 4.0):
+            worst = [0.0] * len(cols)
+            for seed in range(seeds):
+                g = torch.Generator(device="cuda").manual_seed(seed)
+                q, k, v, dout = (torch.randn(B, H, S, D, device="cuda", generator=g) for _ in range(4))
+                q, k, v, dout = ((q * scale).bfloat16(), (k * scale).bfloat16(), v.bfloat16(), dout.bfloat16())
+                _, _, dq64, dk64, dv64 = exact(q, k, v, dout, causal)
+                o, lse = attnlab.attention_with_lse(q, k, v, causal=causal)
+                got = [ratio(x, w) for x, w in zip(attnlab.attention_backward(q, k, v, o, dout, lse, causal=causal), (dq64, dk64, dv64))]
+                for b in backends:
+                    _, dqb, dkb, dvb = torch_backend(b, q, k, v, dout, causal)
+                    got += [ratio(dqb, dq64), ratio(dkb, dk64), ratio(dvb, dv64)]
+                worst = [max(a, x) for a, x in zip(worst, got)]
+            print(f"| {B}·{H}·{S}·{D}, ×{scale:g}, {'causal' if causal else 'full'} | " + " | ".join(f"{w:.2f}" for w in worst) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--bf16", action="store_true", help="4d against torch's bf16 backends")
     args = ap.parse_args()
+    if args.bf16:
+        return bf16_table(args.seeds)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     shapes = [(1, 1, 4096, 64, 3.0, False), (1, 1, 4096, 64, 3.0, True), (2, 3, 600, 128, 4.0, False),
