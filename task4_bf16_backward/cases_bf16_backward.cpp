@@ -45,6 +45,7 @@ const Tolerance kLseTol{1e-4, 1e-4};  // the forward's lse (above)
 struct Expected {
     Tensor q, k, v, dout, o, lse, dq, dk, dv;
     Tolerance tol = kTol;  // the gradients' (a golden file may carry its own)
+    double rel_l2 = kRelL2;
 };
 
 // The expected values for bf16-rounded q, k, v, dout from an oracle's float64 answer.
@@ -62,7 +63,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> bf16_inputs(std::mt19937_64& g, const
     return {q, k, v, dout};
 }
 
-// Gradient `grad` (its label `what`) against its expected value: every element within e.tol, then the whole within kRelL2;
+// Gradient `grad` (its label `what`) against its expected value: every element within e.tol, then the whole within e.rel_l2;
 // a failure names the mistake it matches, or where it lives (common/diagnose_backward.h).
 bool check_grad(CaseResult& r, const std::string& grad, const std::string& what, const Tensor& got, const Tensor& want,
                 const Expected& e, bool causal) {
@@ -70,7 +71,7 @@ bool check_grad(CaseResult& r, const std::string& grad, const std::string& what,
         add_diagnosis(r, diagnose_backward(grad, got, e.q, e.k, e.v, e.dout, causal, e.tol));
         return false;
     }
-    return relative_l2_within(r, what, got, want, kRelL2, "a sum kept in bf16, or dS rounded before δ is subtracted?",
+    return relative_l2_within(r, what, got, want, e.rel_l2, "a sum kept in bf16, or dS rounded before δ is subtracted?",
                               "relative L2 error of " + grad);
 }
 
@@ -194,9 +195,10 @@ CaseResult fresh_case(int draw) {
     const int Sq = uniform_int(g, 1, 500);
     const Shape4 s{uniform_int(g, 1, 2), uniform_int(g, 1, 3), Sq, draw % 3 == 2 ? uniform_int(g, 1, 500) : Sq,
                    pick(g, std::vector<int>{32, 64, 128}), draw % 2 == 1};
-    // Peaky inputs in the later draws (q and k ×2–4), the element-wise tolerance × peak² (compare.h, scaled_for_peak):
-    // torch's bf16 backwards (FA2, cuDNN, efficient) miss the unscaled one there by as much as this reference, up to
-    // 4.4× at ×4, from dS rounded to bf16 before it meets q and k (docs/perf.md, "Peaky inputs").
+    // Peaky inputs in the later draws (q and k ×2–4), the element-wise tolerance × peak² (compare.h, scaled_for_peak) and
+    // the relative L2 bound × (1 + peak)/2: torch's bf16 backwards (FA2, cuDNN, efficient) miss the unscaled ones there
+    // by as much as this reference — elements up to 4.4×, the L2 error 6.4e-3 at ×4 (2.4e-3 unscaled) — from dS rounded
+    // to bf16 before it meets q and k (docs/perf.md, "Peaky inputs"); the L2 bound stays twice torch's worst.
     const float peak = peak_scale(g, draw);
     CaseResult r;
     r.shape = fmt::format("{} (seed {}{})", s.str(), grader_seed(), peak_note(peak));
@@ -204,7 +206,7 @@ CaseResult fresh_case(int draw) {
         auto [q, k, v, dout] = bf16_inputs(g, s, peak);
         const AttentionGrads want = attention_backward_f64(q, k, v, dout, s.causal);
         Expected e = from_oracle(q, k, v, dout, want);
-        e.tol = scaled_for_peak(e.tol, peak);
+        e.tol = scaled_for_peak(e.tol, peak), e.rel_l2 = kRelL2 * (1 + peak) / 2;
         if (!check_backward(r, fmt::format("call {} of 2: ", call), s, e)) return r;
     }
     r.status = "passed";

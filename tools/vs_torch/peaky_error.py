@@ -50,14 +50,19 @@ def torch_backend(backend, q, k, v, dout, causal):
     return o.detach(), qs.grad, ks.grad, vs.grad
 
 
+def rel_l2(got, want):
+    return ((got.double() - want).norm() / want.norm()).item()
+
+
 def bf16_table(seeds):
     """4d and torch's bf16 backends against float64 on bf16 inputs with q and k × 1…4, in 4d's tolerance."""
     global ATOL, RTOL
     ATOL, RTOL = 2e-2, 2e-2
     backends = ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION"]
     cols = ["4d dq", "4d dk", "4d dv"] + [f"{b.split('_')[0].lower()} {g}" for b in backends for g in ("dq", "dk", "dv")]
+    cols += ["L2 4d dq", "L2 4d dk"] + [f"L2 {b.split('_')[0].lower()} {g}" for b in backends for g in ("dq", "dk")]
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; bf16 inputs, worst over {seeds} seeds, in 4d's "
-          f"tolerance (atol {ATOL}, rtol {RTOL})")
+          f"tolerance (atol {ATOL}, rtol {RTOL}); L2: the relative L2 error in thousandths (4d's bound: 6)")
     print("| B·H·S·D, scale, causal | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     for B, H, S, D, causal in [(2, 3, 500, 64, False), (2, 3, 500, 128, True), (1, 4, 2048, 128, False)]:
@@ -69,10 +74,14 @@ def bf16_table(seeds):
                 q, k, v, dout = ((q * scale).bfloat16(), (k * scale).bfloat16(), v.bfloat16(), dout.bfloat16())
                 _, _, dq64, dk64, dv64 = exact(q, k, v, dout, causal)
                 o, lse = attnlab.attention_with_lse(q, k, v, causal=causal)
-                got = [ratio(x, w) for x, w in zip(attnlab.attention_backward(q, k, v, o, dout, lse, causal=causal), (dq64, dk64, dv64))]
+                mine = attnlab.attention_backward(q, k, v, o, dout, lse, causal=causal)
+                got = [ratio(x, w) for x, w in zip(mine, (dq64, dk64, dv64))]
+                l2 = [rel_l2(mine[0], dq64), rel_l2(mine[1], dk64)]
                 for b in backends:
                     _, dqb, dkb, dvb = torch_backend(b, q, k, v, dout, causal)
                     got += [ratio(dqb, dq64), ratio(dkb, dk64), ratio(dvb, dv64)]
+                    l2 += [rel_l2(dqb, dq64), rel_l2(dkb, dk64)]
+                got += [x * 1000 for x in l2]  # relative L2, in thousandths
                 worst = [max(a, x) for a, x in zip(worst, got)]
             print(f"| {B}·{H}·{S}·{D}, ×{scale:g}, {'causal' if causal else 'full'} | " + " | ".join(f"{w:.2f}" for w in worst) + " |")
 
