@@ -410,6 +410,7 @@ TEST_CASE("launch log: the page cannot shrink, and whatever the runner writes is
     CHECK(ll::describe(page).empty());  // no student call ran with the log on: nothing to say
     page.watched = 1;
     CHECK(ll::describe(page).find("no kernel") != std::string::npos);  // a hang on the CPU
+    CHECK(ll::describe(page, false).empty());                          // a CUDA error before any launch: nothing to add
 
     page.count = 1, page.sm_count = 132;
     ll::Launch& one = page.latest[0];

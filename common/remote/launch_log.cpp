@@ -76,17 +76,18 @@ void reset_page() {
     g_page->magic = kMagic;
 }
 
-std::string describe_current() {
+std::string describe_current(bool hung) {
     if (!g_page) return "";
     Page copy;
     std::memcpy(static_cast<void*>(&copy), g_page, sizeof copy);
-    return describe(copy);
+    return describe(copy, hung);
 }
 
-std::string describe(const Page& page) {
+std::string describe(const Page& page, bool hung) {
     if (page.magic != kMagic) return "";
     if (page.unavailable[0]) return "(its kernel launches were not recorded: " + printable(page.unavailable, sizeof page.unavailable) + ")";
     if (!page.watched) return "";  // no student call ran with the log on: nothing to say either way
+    if (page.count == 0 && !hung) return "";
     if (page.count == 0)
         return "It launched no kernel in this call: the time went on the CPU (a loop in host code, or a wait for "
                "something that never comes).";

@@ -45,9 +45,11 @@ int create_page();
 // Empties the mapped page before a request (count = 0, nothing unavailable).
 void reset_page();
 // What the page says about the current call, as sentences for a student ("" when there is no page or no log was asked).
-std::string describe_current();
+// `hung`: the call timed out, so a call that launched nothing hung on the CPU (said); else (a CUDA error) nothing is said
+// of a call that launched nothing.
+std::string describe_current(bool hung = true);
 
 // The sentences for one page (a copy): the test of this file's wording.
-std::string describe(const Page& page);
+std::string describe(const Page& page, bool hung = true);
 
 }  // namespace attn::remote::launch_log

@@ -173,7 +173,11 @@ void start() {
 }
 
 [[noreturn]] void rethrow(const nlohmann::json& err) {
-    const std::string type = err.value("type", "other"), what = sanitize(err.value("what", "?"));
+    const std::string type = err.value("type", "other");
+    std::string what = sanitize(err.value("what", "?"));
+    // a CUDA error (an illegal address, a launch the GPU refused): which kernel the call launched last (launch_log.h)
+    if (const std::string launches = type == "cuda" ? launch_log::describe_current(false) : ""; !launches.empty())
+        what += ". " + launches;
     const std::string suffix = " not implemented";
     if (type == "not_implemented")
         throw NotImplemented(what.size() > suffix.size() && what.compare(what.size() - suffix.size(), suffix.size(), suffix) == 0
