@@ -25,7 +25,7 @@ use_compiler_cache() {
 }
 
 report() {  # report NAME RC SECONDS MARK: one line, counted, and the clock's row
-  local name=$1 rc=$2 secs=$3 log="$LOG/${1// /_}.log"
+  local name=$1 rc=$2 secs=$3 log="$LOG/${1//[ \/]/_}.log"
   NAMES+=("$name") TIMES+=("$secs") MARKS+=("$4")
   if [ "$rc" -eq 0 ]; then
     passed=$((passed + 1)); printf 'ok    %-44s %4ss\n' "$name" "$secs"
@@ -40,7 +40,7 @@ report() {  # report NAME RC SECONDS MARK: one line, counted, and the clock's ro
 step() {  # step NAME COMMAND...: runs it, logs it, counts it (exit 77 = skipped)
   local name=$1; shift
   local t0=$SECONDS rc=0
-  "$@" >"$LOG/${name// /_}.log" 2>&1 || rc=$?
+  "$@" >"$LOG/${name//[ \/]/_}.log" 2>&1 || rc=$?
   report "$name" $rc $((SECONDS - t0)) ""
 }
 
@@ -49,14 +49,14 @@ step() {  # step NAME COMMAND...: runs it, logs it, counts it (exit 77 = skipped
 BESIDE=()
 beside() {
   local name=$1; shift
-  ( t0=$SECONDS; rc=0; "$@" >"$LOG/${name// /_}.log" 2>&1 || rc=$?; echo "$rc $((SECONDS - t0))" > "$LOG/${name// /_}.status" ) &
+  ( t0=$SECONDS; rc=0; "$@" >"$LOG/${name//[ \/]/_}.log" 2>&1 || rc=$?; echo "$rc $((SECONDS - t0))" > "$LOG/${name//[ \/]/_}.status" ) &
   BESIDE+=("$name")
 }
 joined() {
   wait
   local name rc secs
   for name in "${BESIDE[@]}"; do
-    read -r rc secs < "$LOG/${name// /_}.status" || { rc=1 secs=0; }
+    read -r rc secs < "$LOG/${name//[ \/]/_}.status" || { rc=1 secs=0; }
     report "$name" "$rc" "$secs" "‖"
   done
   BESIDE=()
@@ -160,7 +160,7 @@ for t in $CPU_TASKS; do
   step "task$t skeleton fails cleanly" skeleton_fails_cleanly ./build/skeleton/bin/task$t
 done
 step "CPU tasks without the CUDA toolkit (nvcc hidden)" bash tools/ci/check_no_cuda.sh
-step "make asan-task1/3: the CPU tasks in one process (a crash at its line)" bash tools/ci/check_debug_drivers.sh
+step "make asan-task1, asan-task3: the CPU tasks in one process (a crash at its line)" bash tools/ci/check_debug_drivers.sh
 for t in $GPU_TASKS 4_bf16 4_backward 4_bf16_backward; do  # Task 4's bonus parts
   step "task$t reference passes (GPU)" ./build/reference/bin/task$t
   step "task$t skeleton fails cleanly (GPU)" skeleton_fails_cleanly ./build/skeleton/bin/task$t
