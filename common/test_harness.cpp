@@ -424,6 +424,14 @@ TEST_CASE("launch log: the page cannot shrink, and whatever the runner writes is
     CHECK(told.find("1 block for 132 SMs: 131 SMs had nothing to do (each SM could hold 16 such blocks") != std::string::npos);
     CHECK(told.find("12.0 KB shared memory") != std::string::npos);
 
+    page.count = 2;  // a second kernel: both listed, each once
+    page.latest[1] = one;
+    std::snprintf(page.latest[1].name, sizeof page.latest[1].name, "combine(float*)");
+    const std::string listed = ll::list(page);
+    INFO(listed);
+    CHECK(listed.rfind("2 launches: `flash_forward(float const*)`: grid", 0) == 0);
+    CHECK(listed.find("; `combine(float*)`: grid") != std::string::npos);
+
     // A runner that writes garbage everywhere: no NUL, huge numbers; the words stay printable and short.
     std::memset(static_cast<void*>(&page), 0xC3, sizeof page);
     page.magic = ll::kMagic, page.unavailable[0] = 0;
@@ -431,6 +439,10 @@ TEST_CASE("launch log: the page cannot shrink, and whatever the runner writes is
     CHECK(garbage.size() < 1200);
     for (char c : garbage) CHECK((c >= 32 || c < 0));  // printable ASCII or the report's own UTF-8 (×, —, …)
     CHECK(garbage.find("\xC3\xC3") == std::string::npos);  // none of the runner's raw bytes
+    page.watched = 1;
+    const std::string garbage_list = ll::list(page);
+    CHECK(garbage_list.size() < 2400);
+    CHECK(garbage_list.find("\xC3\xC3") == std::string::npos);
 
     page.magic = 0;
     CHECK(ll::describe(page).empty());  // not a page at all

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
+#include <vector>
 
 namespace attn::remote::launch_log {
 namespace {
@@ -81,6 +82,30 @@ std::string describe_current(bool hung) {
     Page copy;
     std::memcpy(static_cast<void*>(&copy), g_page, sizeof copy);
     return describe(copy, hung);
+}
+
+std::string list_current() {
+    if (!g_page) return "";
+    Page copy;
+    std::memcpy(static_cast<void*>(&copy), g_page, sizeof copy);
+    return list(copy);
+}
+
+std::string list(const Page& page) {
+    if (page.magic != kMagic || !page.watched) return "";
+    if (page.unavailable[0]) return "(not recorded: " + printable(page.unavailable, sizeof page.unavailable) + ")";
+    if (page.count == 0) return "no kernel launched";
+    std::string text = fmt::format("{} launch{}", page.count, page.count == 1 ? "" : "es");
+    std::vector<std::string> seen;
+    const uint64_t first = page.count > uint64_t(kKept) ? page.count - kKept : 0;
+    for (uint64_t i = first; i < page.count; ++i) {
+        const Launch& l = page.latest[i % kKept];
+        const std::string name = printable(l.name, sizeof l.name) + (l.graph ? "#graph" : "");
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+        seen.push_back(name);
+        text += (seen.size() == 1 ? ": " : "; ") + one_launch(l, page.sm_count);
+    }
+    return text;
 }
 
 std::string describe(const Page& page, bool hung) {

@@ -52,4 +52,9 @@ std::string describe_current(bool hung = true);
 // The sentences for one page (a copy): the test of this file's wording.
 std::string describe(const Page& page, bool hung = true);
 
+// Every kernel of the current call (a finished one: the speed report's table), each distinct kernel once, in the order
+// launched, of the latest kKept launches: "2 launches: `decode_kernel<128>`: grid …; `combine_kernel`: grid …".
+std::string list_current();
+std::string list(const Page& page);
+
 }  // namespace attn::remote::launch_log

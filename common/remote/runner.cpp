@@ -275,7 +275,7 @@ void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::j
 
 void stop_runner() { reap(true); }
 
-std::string launches_of_last_call() { return launch_log::describe_current(); }
+std::string launches_of_last_call() { return launch_log::list_current(); }
 
 namespace {
 

@@ -68,8 +68,8 @@ void call(const std::string& op, const std::vector<Arg>& args, const nlohmann::j
 // Ends the runner (the next call starts a fresh one).
 void stop_runner();
 
-// The kernels the last request's student call launched, in sentences (launch_log.h; diagnostic only, written by the
-// runner's process): "" where none was recorded. A timed-out call's error says it already.
+// The kernels the last request's student call launched, each distinct one once (launch_log.h; diagnostic only, written
+// by the runner's process): "" where none was recorded. A timed-out call's error says what it launched last already.
 std::string launches_of_last_call();
 
 // The live runner's processes as the kernel reports them (read from /proc, from outside: nothing
