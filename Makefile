@@ -615,7 +615,7 @@ comma := ,
 # anything is built. Tasks 1 and 3 need no CUDA.
 cuda-toolkit:
 	@command -v $(NVCC) >/dev/null 2>&1 || { \
-	  echo "make $(or $(filter task% grade,$(MAKECMDGOALS)),$@): $(if $(filter task%,$(MAKECMDGOALS)),this task runs on the GPU,the grader grades the GPU tasks too) and needs the CUDA toolkit (nvcc, CUDA 12 or newer), which is not on this machine: nvcc is neither on PATH nor in CUDA_HOME=$(CUDA_HOME)/bin."; \
+	  echo "make $(or $(filter task% grade,$(MAKECMDGOALS)),$@): $(if $(filter task%,$(MAKECMDGOALS)),this task runs on the GPU,the grader grades the GPU tasks too) and needs the CUDA toolkit (nvcc, CUDA 13 or newer), which is not on this machine: nvcc is neither on PATH nor in CUDA_HOME=$(CUDA_HOME)/bin."; \
 	  echo "  Install it (https://developer.nvidia.com/cuda-downloads; root or sudo) or point CUDA_HOME at it. Tasks 1 and 3 need no CUDA: make task1, make task3."; \
 	  exit 1; }
 
