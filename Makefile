@@ -541,14 +541,12 @@ $(foreach t,$(DRIVE_TASKS),sanitize-task$(t)): sanitize-task%: $(BUILD)/bin/driv
 # gdb-taskN` builds it without optimisation and runs it in gdb (a crash stops at its line; `bt`). ARGS=NAME: only the
 # calls whose announcement contains NAME.
 DEBUG_CXXFLAGS := -std=c++17 -O0 -g -fno-omit-frame-pointer -I.
+$(BUILD)/debug/asan_task%: DEBUG_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 define DEBUG_DRIVE
-$(BUILD)/debug/asan_task$(1): task$(1)/drive_task$(1).cpp $(TASK$(1)_SRC) common/debug_drive.h common/todo.h task$(1)/task$(1).h
+$(BUILD)/debug/asan_task$(1) $(BUILD)/debug/gdb_task$(1): task$(1)/drive_task$(1).cpp $(TASK$(1)_SRC) common/debug_drive.h common/todo.h \
+                                                          task$(1)/task$(1).h
 	@mkdir -p $$(dir $$@)
-	$$(call say,CXX )$$(CXX) $$(DEBUG_CXXFLAGS) $$(SOLUTION_FLAG) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	  $$(filter %.cpp,$$^) -o $$@
-$(BUILD)/debug/gdb_task$(1): task$(1)/drive_task$(1).cpp $(TASK$(1)_SRC) common/debug_drive.h common/todo.h task$(1)/task$(1).h
-	@mkdir -p $$(dir $$@)
-	$$(call say,CXX )$$(CXX) $$(DEBUG_CXXFLAGS) $$(SOLUTION_FLAG) $$(filter %.cpp,$$^) -o $$@
+	$$(call say,CXX )$$(CXX) $$(DEBUG_CXXFLAGS) $$(SOLUTION_FLAG) $$(DEBUG_SANITIZE) $$(filter %.cpp,$$^) -o $$@
 asan-task$(1): $(BUILD)/debug/asan_task$(1)
 	./$$< $$(ARGS)
 gdb-task$(1): $(BUILD)/debug/gdb_task$(1)

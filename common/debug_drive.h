@@ -9,6 +9,7 @@
 // Exit codes: 0 done, 1 the task's code threw (one line says which call), 2 usage.
 #pragma once
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <random>
@@ -19,8 +20,13 @@
 
 namespace attn::debug {
 
-// What the student's code prints reaches the screen at once, even when the next line crashes.
-inline void print_unbuffered() { std::setvbuf(stdout, nullptr, _IONBF, 0); }
+// The driver's start: its one optional argument (the calls to keep; exit 2 on more), and what the student's code prints
+// reaching the screen at once, even when the next line crashes.
+inline std::string start(int argc, char** argv, const char* program) {
+    if (argc > 2) std::fprintf(stderr, "usage: %s [NAME]\n", program), std::exit(2);
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
+    return argc == 2 ? argv[1] : "";
+}
 
 // Random normal floats, the same every run (a crash you can reproduce).
 inline std::vector<float> random_floats(size_t n, unsigned seed) {

@@ -125,12 +125,10 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
         row.calls = m.value("calls", 0) * m.value("batches", 0);
         const double floor_ms = std::max(row.flops / (spec.peak_over_sgemm * sgemm * 1e9), row.bytes / (spec.peak_over_copy * copy * 1e6));
         if (m.contains("too_slow")) {
-            const std::string why = m.at("too_slow").get<std::string>();
-            row.flag = "not timed, too slow at this shape: " + why +
-                       (why.find("kernel launch") != std::string::npos ? ""
-                        : !row.launches.empty()                      ? ". " + row.launches
-                                                                     : " (correct where it finished? the cases say; how many blocks a call launches, "
-                                                                       "and how many SMs they fill, is the first thing to look at)");
+            // what the call launched is in the report's kernels table (launches_table), beside every shape's
+            row.flag = "not timed, too slow at this shape: " + m.at("too_slow").get<std::string>() +
+                       " (correct where it finished? the cases say; how many blocks a call launches, and how many SMs they "
+                       "fill — the kernels table below — is the first thing to look at)";
             row.ref_ms = 0;
         } else if (m.contains("timing_flag")) {
             row.flag = m.at("timing_flag").get<std::string>() + "; flagged for review, not credited";

@@ -13,9 +13,7 @@
 using namespace attn::debug;
 
 int main(int argc, char** argv) {
-    if (argc > 2) return std::fprintf(stderr, "usage: drive_task1 [NAME]\n"), 2;
-    const std::string only = argc == 2 ? argv[1] : "";
-    print_unbuffered();
+    const std::string only = start(argc, argv, "drive_task1");
     struct Shape {
         int B, S, H, D;
     };

@@ -11,9 +11,7 @@
 using namespace attn::debug;
 
 int main(int argc, char** argv) {
-    if (argc > 2) return std::fprintf(stderr, "usage: drive_task3 [NAME]\n"), 2;
-    const std::string only = argc == 2 ? argv[1] : "";
-    print_unbuffered();
+    const std::string only = start(argc, argv, "drive_task3");
     struct Shape {
         int B, H, S, D, Br, Bc;
     };

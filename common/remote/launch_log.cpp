@@ -77,19 +77,16 @@ void reset_page() {
     g_page->magic = kMagic;
 }
 
-std::string describe_current(bool hung) {
-    if (!g_page) return "";
-    Page copy;
-    std::memcpy(static_cast<void*>(&copy), g_page, sizeof copy);
-    return describe(copy, hung);
+// A copy of the shared page (the runner may still write into it), or an empty one without a page.
+Page snapshot() {
+    Page copy{};
+    if (g_page) std::memcpy(static_cast<void*>(&copy), g_page, sizeof copy);
+    return copy;
 }
 
-std::string list_current() {
-    if (!g_page) return "";
-    Page copy;
-    std::memcpy(static_cast<void*>(&copy), g_page, sizeof copy);
-    return list(copy);
-}
+std::string describe_current(bool hung) { return describe(snapshot(), hung); }
+
+std::string list_current() { return list(snapshot()); }
 
 std::string list(const Page& page) {
     if (page.magic != kMagic || !page.watched) return "";
