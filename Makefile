@@ -58,9 +58,10 @@ GPU_TASKS := 2 4 5 6 7
 DRIVE_TASKS := 2 4 5
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
 # A task's folders: taskN, and for Task 4 its bonus parts, each a room of its own (README "Layout").
-# runner_task4 serves all four; each folder brings its operations (serve.cpp), trusted-side
+# runner_task4 serves all four (runner_task5 both of Task 5's); each folder brings its operations (serve.cpp), trusted-side
 # stand-ins (remote.cpp) and null functions (null_submission.cpp).
 TASK4_PARTS := task4 task4_bf16 task4_backward task4_bf16_backward
+TASK5_PARTS := task5 task5_paged
 task_dirs    = $(or $(TASK$(1)_PARTS),task$(1))
 # Each task's implementation: <folder>/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard $$(foreach d,$$(call task_dirs,$(t)),$$(d)/$$(IMPL)/*.cpp $$(d)/$$(IMPL)/*.cu))))
@@ -150,7 +151,7 @@ ldlibs_of  = $(if $(filter $(1),$(CPU_TASKS)),$(CPU_LDLIBS),$(LDLIBS))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward \
-        ladder-task4-backward-tf32 task4-bf16-backward bench-task4-bf16-backward
+        ladder-task4-backward-tf32 task4-bf16-backward bench-task4-bf16-backward task5-paged bench-task5-paged
 .PHONY: cuda-toolkit
 .PHONY: help all deps setup model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
@@ -355,6 +356,7 @@ $(PY_BUILD)/python/bridge.o: python/bridge.cpp
 # Its implementation is part of Task 4's (task4_bf16/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
 TASK4C_ORACLE := common/cuda/backward_oracle_cpu.cpp common/cuda/backward_oracle_gpu.cu
 TASK4_BONUS_CASES := task4_bf16/cases_bf16.cpp task4_backward/cases_backward.cpp task4_bf16_backward/cases_bf16_backward.cpp $(TASK4C_ORACLE)
+TASK5_BONUS_CASES := task5_paged/cases_paged.cpp
 TASK4B_CASES := task4_bf16/cases_bf16.cpp task4_bf16/remote.cpp
 $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4_bf16/test_task4_bf16.cpp $(TASK4B_CASES)) \
                          $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
@@ -499,6 +501,27 @@ $(BUILD)/bin/bench_task5: $(call obj_common,task5/bench_task5.cpp $(TASK4_EXTRA)
 bench-task5: $(BUILD)/bin/bench_task5
 	./$(BUILD)/bin/bench_task5 $(ARGS)
 
+# ---- Task 5's paged part (task5_paged/task5_paged.h): a room of its own, served by runner_task5 -----------------
+# Its implementation is part of Task 5's (task5_paged/$(IMPL)/paged_decode.cu), so runner_task5 serves it.
+TASK5B_CASES := task5_paged/cases_paged.cpp task5_paged/remote.cpp
+$(BUILD)/bin/task5_paged: $(call obj_common,$(call test_main,5) common/case_test.cpp task5_paged/test_task5_paged.cpp \
+                          $(TASK5B_CASES)) $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task5 $(call null_runner,5)
+	@mkdir -p $(dir $@)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
+
+task5-paged: cuda-toolkit
+	@bash tools/setup/install_deps.sh --packages-only
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task5_paged $(RUNNER_BIN_DIR)/runner_task5
+	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task5_paged
+
+$(BUILD)/bin/bench_task5_paged: $(call obj_common,task5_paged/bench_task5_paged.cpp common/cuda/bf16_convert.cu) $(HARNESS_OBJ) \
+                                $(call obj_impl,$(filter task5_paged/%,$(TASK5_SRC)))
+	@mkdir -p $(dir $@)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
+
+bench-task5-paged: $(BUILD)/bin/bench_task5_paged
+	./$(BUILD)/bin/bench_task5_paged $(ARGS)
+
 # Task 6's model on the student's Tasks 4–6: TTFT, TBT, the no-cache baseline, where a step's time goes.
 $(BUILD)/bin/bench_task6: $(call obj_common,task6/bench_task6.cpp $(TASK6_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,6))
 	@mkdir -p $(dir $@)
@@ -638,7 +661,8 @@ all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADE
      $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4) \
      $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16 \
-     $(BUILD)/bin/task4_backward $(BUILD)/bin/bench_task4_backward $(BUILD)/bin/task4_bf16_backward $(BUILD)/bin/bench_task4_bf16_backward
+     $(BUILD)/bin/task4_backward $(BUILD)/bin/bench_task4_backward $(BUILD)/bin/task4_bf16_backward $(BUILD)/bin/bench_task4_bf16_backward \
+     $(BUILD)/bin/task5_paged $(BUILD)/bin/bench_task5_paged
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

@@ -9,6 +9,7 @@
 #include "task4_bf16/cases_bf16.h"
 #include "task4_bf16_backward/cases_bf16_backward.h"
 #include "task5/cases.h"
+#include "task5_paged/cases_paged.h"
 #include "task6/cases.h"
 #include "task7/cases.h"
 
@@ -32,6 +33,7 @@ const std::vector<TaskDef>& built_bonus_parts() {
         {4, true, task4::bf16_grade_cases, "4b"},
         {4, true, task4::backward_grade_cases, "4c"},
         {4, true, task4::bf16_backward_grade_cases, "4d"},
+        {5, true, task5::paged_grade_cases, "5b"},
     };
     return parts;
 }

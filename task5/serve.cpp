@@ -13,6 +13,8 @@
 
 namespace attn::remote {
 
+Handlers task5_paged_handlers();  // the paged part's operations (task5_paged/serve.cpp): runner_task5 serves both parts
+
 namespace {
 
 // Prefill from the nonce, then `steps` steps; returns each step's o and the cache rows it appended.
@@ -55,7 +57,7 @@ void decode_run(Call& c) {
 
 Handlers task_handlers() {
     using namespace task5;
-    return {
+    Handlers h = {
         {"store_prefill", [](Call& c) {
              store_prefill(c.p(0), c.p(1), c.p(2), c.p(3), c.i("B"), c.i("H"), c.i("max_seq"), c.i("S"), c.i("D"));
          }},
@@ -81,6 +83,8 @@ Handlers task_handlers() {
                  [&] { task5::decode_attention(q.get(), kc.get(), vc.get(), o.get(), B, H, L, L, D); });
          }},
     };
+    for (auto& [op, fn] : task5_paged_handlers()) h.emplace(op, fn);
+    return h;
 }
 
 }  // namespace attn::remote

@@ -43,6 +43,10 @@ strip -o build/carry/reference/bench_task4_backward build/reference/bin/bench_ta
 strip -o build/carry/reference/task4_bf16_backward build/reference/bin/task4_bf16_backward
 strip -o build/carry/skeleton/task4_bf16_backward build/skeleton/bin/task4_bf16_backward
 strip -o build/carry/reference/bench_task4_bf16_backward build/reference/bin/bench_task4_bf16_backward
+# Task 5's paged part: its tests on both sides, its benchmark (tools/vs_torch/paged_decode.py times torch beside it)
+strip -o build/carry/reference/task5_paged build/reference/bin/task5_paged
+strip -o build/carry/skeleton/task5_paged build/skeleton/bin/task5_paged
+strip -o build/carry/reference/bench_task5_paged build/reference/bin/bench_task5_paged
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
 [ -d goldens/task6 ] && mkdir -p build/carry/goldens && cp -r goldens/task6 build/carry/goldens/
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4

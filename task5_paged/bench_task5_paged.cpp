@@ -1,0 +1,133 @@
+// bench_task5_paged.cpp — Task 5's paged part (5b) on one GPU: GB/s of paged_decode_bf16 at the shapes of
+// docs/perf.md's decode table (32 query heads of 128 over 8 KV heads, one KV head (MQA) and 32 (MHA); batches of
+// 1 to 256 sequences of 1k to 128k positions; a ragged batch of lengths 1 … 32k), each beside a device-to-device copy
+// of the same bytes, timed the same way. Bytes = the K and V positions the batch holds, read once. Each shape runs
+// twice: pages of 64 positions handed out in shuffled order, and the same bytes laid out contiguously (an identity
+// page table over pages of 256: the pool is then a plain [B, L, H_kv, D] cache), so the cost of paging shows.
+// After the timed calls, query heads 0 and H_q − 1 of the first and the last sequence are checked against float64
+// on the CPU with the tests' tolerance. Timing: events, device synchronised, L2 flushed, warm-up, median
+// (common/cuda/bench.h).
+//   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
+// --quick: the first two shapes. tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/cuda/bench.h"
+#include "common/cuda/bf16_convert.h"
+#include "common/cuda/cublas_gemm.h"  // fill_normal
+#include "task5_paged/task5_paged.h"
+
+using namespace attn;
+
+namespace {
+
+FILE* out = stdout;
+constexpr double kAtol = 4e-3, kRtol = 1.6e-2;  // the tests' tolerance (cases_paged.cpp)
+
+struct BenchShape {
+    std::string name;
+    int H_q, H_kv;
+    std::vector<int> lengths;
+};
+
+float bf16_to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+// The largest |got − want| over tolerance, for two query heads of two sequences, from the pools on the host.
+double check(const BenchShape& s, int D, int ps, int pps, const std::vector<int>& table, const DeviceBuffer<__nv_bfloat16>& q,
+             const DeviceBuffer<__nv_bfloat16>& kp, const DeviceBuffer<__nv_bfloat16>& vp, const DeviceBuffer<__nv_bfloat16>& o) {
+    const std::vector<__nv_bfloat16> hq = q.download(), hk = kp.download(), hv = vp.download(), ho = o.download();
+    const int B = int(s.lengths.size()), g = s.H_q / s.H_kv;
+    double worst = 0;
+    for (int b : {0, B - 1})
+        for (int h : {0, s.H_q - 1}) {
+            const int L = s.lengths[b], kvh = h / g;
+            std::vector<double> p(L), acc(D, 0.0);
+            double mx = -INFINITY, sum = 0;
+            auto row = [&](int pos) { return ((size_t(table[size_t(b) * pps + pos / ps]) * ps + pos % ps) * s.H_kv + kvh) * D; };
+            for (int pos = 0; pos < L; ++pos) {
+                double dot = 0;
+                for (int d = 0; d < D; ++d) dot += double(bf16_to_float(hq[(size_t(b) * s.H_q + h) * D + d])) * bf16_to_float(hk[row(pos) + d]);
+                p[pos] = dot / std::sqrt(double(D)), mx = std::max(mx, p[pos]);
+            }
+            for (int pos = 0; pos < L; ++pos) {
+                const double w = std::exp(p[pos] - mx);
+                sum += w;
+                for (int d = 0; d < D; ++d) acc[d] += w * bf16_to_float(hv[row(pos) + d]);
+            }
+            for (int d = 0; d < D; ++d) {
+                const double want = acc[d] / sum, got = bf16_to_float(ho[(size_t(b) * s.H_q + h) * D + d]);
+                worst = std::max(worst, std::abs(got - want) / (kAtol + kRtol * std::abs(want)));
+            }
+        }
+    return worst;
+}
+
+void run_shape(Bencher& bench, const Ceilings& c, const BenchShape& s, bool contiguous) {
+    const int D = 128, B = int(s.lengths.size()), ps = contiguous ? 256 : 64;
+    int pps = 0;
+    for (int L : s.lengths) pps = std::max(pps, (L + ps - 1) / ps);
+    const int num_pages = B * pps;
+    const size_t pool = size_t(num_pages) * ps * s.H_kv * D, nq = size_t(B) * s.H_q * D;
+    std::vector<int> table(size_t(B) * pps);
+    std::iota(table.begin(), table.end(), 0);
+    if (!contiguous) std::shuffle(table.begin(), table.end(), std::mt19937_64(7));
+    DeviceBuffer<__nv_bfloat16> kp(pool), vp(pool), q(nq), o(nq);
+    {
+        DeviceBuffer<float> f(pool);
+        using task4::bf16_convert::to_bf16;
+        fill_normal(f.get(), pool, 51), to_bf16(f.get(), kp.get(), nullptr, pool);
+        fill_normal(f.get(), pool, 52), to_bf16(f.get(), vp.get(), nullptr, pool);
+        fill_normal(f.get(), nq, 53), to_bf16(f.get(), q.get(), nullptr, nq);
+    }
+    double bytes = 0;
+    for (int L : s.lengths) bytes += 2.0 * L * s.H_kv * D * sizeof(__nv_bfloat16);
+    const Timing t = bench.time([&] {
+        task5::paged_decode_bf16(q.get(), kp.get(), vp.get(), o.get(), table.data(), s.lengths.data(), B, s.H_q, s.H_kv, D, ps,
+                                 num_pages, pps);
+    });
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const double worst = check(s, D, ps, pps, table, q, kp, vp, o);
+    // A copy of the same bytes, timed the same way: read + written, as the ceilings count a copy.
+    const size_t n_bytes = size_t(bytes);
+    DeviceBuffer<char> from(n_bytes), to(n_bytes);
+    const Timing tc = bench.time([&] { CUDA_CHECK(cudaMemcpyAsync(to.get(), from.get(), n_bytes, cudaMemcpyDeviceToDevice, 0)); });
+    const double gbps = bytes / (t.median_ms * 1e6), copy = 2 * bytes / (tc.median_ms * 1e6);
+    fmt::print(out, "{:<40} {:<11} {:8.3f} ms  {:7.1f} GB/s = {:5.1f}% of a copy of the same bytes ({:.0f} GB/s; {:.0f}% of the "
+                    "2 GB copy)  worst error {:.2f} of the tolerance\n",
+               s.name, contiguous ? "contiguous" : "pages of 64", t.median_ms, gbps, 100 * gbps / copy, copy,
+               100 * gbps / c.copy_gbps, worst);
+    std::fflush(out);
+    if (!(worst <= 1.0)) throw std::runtime_error(s.name + ": the output is outside the tolerance (" + fmt::format("{:.2f}", worst) + ")");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+    return run_benchmark("bench_task5_paged", out, [&](BenchContext& ctx) {
+        std::vector<int> ragged(32);  // lengths 1 … 32768, log-uniform, seeded
+        std::mt19937_64 g(11);
+        for (int& L : ragged) L = int(std::exp2(std::uniform_real_distribution<double>(0, 15)(g)));
+        ragged.front() = 1, ragged.back() = 32768;
+        const std::vector<BenchShape> shapes = {
+            {"B=64 H_q=32 H_kv=8 L=4096", 32, 8, std::vector<int>(64, 4096)},
+            {"B=8 H_q=32 H_kv=8 L=32768", 32, 8, std::vector<int>(8, 32768)},
+            {"B=256 H_q=32 H_kv=8 L=1024", 32, 8, std::vector<int>(256, 1024)},
+            {"B=1 H_q=32 H_kv=8 L=131072", 32, 8, std::vector<int>(1, 131072)},
+            {"B=64 H_q=32 H_kv=1 L=4096 (MQA)", 32, 1, std::vector<int>(64, 4096)},
+            {"B=64 H_q=32 H_kv=32 L=4096 (MHA)", 32, 32, std::vector<int>(64, 4096)},
+            {"B=32 H_q=32 H_kv=8 L=1…32768 (ragged)", 32, 8, ragged},
+        };
+        fmt::print(out, "paged_decode_bf16, D = 128, bf16 K and V read once a call\n");
+        for (size_t i = 0; i < shapes.size() && (!quick || i < 2); ++i)
+            for (bool contiguous : {false, true}) run_shape(ctx.bencher, ctx.ceilings, shapes[i], contiguous);
+    });
+}

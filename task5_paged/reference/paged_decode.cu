@@ -1,0 +1,433 @@
+// Task 5, part 5b — decode over a paged KV cache with grouped-query attention (interface: task5_paged/task5_paged.h).
+//
+// Build and run:  make task5-paged                  (your skeleton: the part's tests; on a GPU)
+//                 make task5-paged IMPL=reference   (the model solution)
+//                 make bench-task5-paged            (GB/s beside a device copy of the same bytes;
+//                                                    tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 beside it)
+// Decode reads every K and V byte of every sequence once per token and does little with each, so it is bound by
+// memory bandwidth: the plan is to read each byte once (one block serves a KV head's whole query group), to keep
+// enough bytes in flight on every SM (cp.async, several key tiles ahead), and to give every SM the same share of a
+// ragged batch (long sequences split across blocks, their parts merged). task5_paged/README.md gives the plan.
+// Needs sm_80 or newer (bf16 mma.sync); on an older GPU the calls throw std::runtime_error saying so.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "common/cuda/cuda_check.h"
+#include "common/cuda/stream_scratch.h"
+#include "common/todo.h"
+#include "task5_paged/task5_paged.h"
+#if SOLUTION
+#include "task4_bf16/reference/bf16_mma.cuh"
+#endif
+
+namespace task5 {
+
+namespace paged_detail {
+
+// What both calls are given, checked once on the host before anything touches the GPU (task5_paged.h).
+struct Geometry {
+    int B, H_q, H_kv, D, page_size, num_pages, pages_per_seq;
+};
+
+inline std::string str(long long x) { return std::to_string(x); }
+
+inline void check_pointer(const char* fn, const char* name, const void* p, bool device) {
+    if (!p) throw std::invalid_argument(std::string(fn) + ": " + name + " is a null pointer");
+    if (device && reinterpret_cast<uintptr_t>(p) % 16)
+        throw std::invalid_argument(std::string(fn) + ": " + name + " is not 16-byte aligned (rows are moved 8 bf16 at a time)");
+}
+
+inline void check_sizes(const char* fn, const Geometry& g) {
+    for (auto [name, value] : {std::pair{"B", g.B}, std::pair{"H_q", g.H_q}, std::pair{"H_kv", g.H_kv},
+                               std::pair{"num_pages", g.num_pages}, std::pair{"pages_per_seq", g.pages_per_seq}})
+        if (value < 1) throw std::invalid_argument(std::string(fn) + ": " + name + " = " + str(value) + " (must be at least 1)");
+    if (g.H_q % g.H_kv)
+        throw std::invalid_argument(std::string(fn) + ": H_q = " + str(g.H_q) + " is not a multiple of H_kv = " + str(g.H_kv) +
+                                    " (each KV head serves H_q / H_kv query heads)");
+    if (g.D != 64 && g.D != 128)
+        throw std::invalid_argument(std::string(fn) + ": head_dim " + str(g.D) + " is not supported (64 or 128)");
+    if (g.page_size < 1 || g.page_size > 256 || (g.page_size & (g.page_size - 1)))
+        throw std::invalid_argument(std::string(fn) + ": page_size " + str(g.page_size) + " is not a power of two from 1 to 256");
+}
+
+// Sequence b's length and its pages (only the one holding the last position when `last_page_only`).
+inline void check_tables(const char* fn, const Geometry& g, const int* table, const int* lengths, bool last_page_only) {
+    const long long capacity = (long long)g.pages_per_seq * g.page_size;
+    for (int b = 0; b < g.B; ++b) {
+        const int len = lengths[b];
+        if (len < 1 || len > capacity)
+            throw std::out_of_range(std::string(fn) + ": lengths[" + str(b) + "] = " + str(len) + " is " +
+                                    (len < 1 ? "below 1" : "past its page table (" + str(g.pages_per_seq) + " pages of " +
+                                                               str(g.page_size) + " = " + str(capacity) + " positions)"));
+        const int used = (len + g.page_size - 1) / g.page_size;
+        for (int p = last_page_only ? used - 1 : 0; p < used; ++p) {
+            const int page = table[(size_t)b * g.pages_per_seq + p];
+            if (page < 0 || page >= g.num_pages)
+                throw std::out_of_range(std::string(fn) + ": page_table[" + str(b) + "][" + str(p) + "] = " + str(page) +
+                                        " is outside the pool of " + str(g.num_pages) + " pages (sequence " + str(b) +
+                                        " of length " + str(len) + " uses its pages 0 … " + str(used - 1) + ")");
+        }
+    }
+}
+
+// Host ints to device memory in stream order (the pointer is valid for kernels launched after it on stream 0; a
+// pageable copy is staged by the driver, so `host` may change once this returns).
+struct DeviceInts {
+    attn::StreamScratch mem;
+    explicit DeviceInts(const std::vector<int>& host) : mem(host.size()) {
+        CUDA_CHECK(cudaMemcpyAsync(mem.p, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+    }
+    const int* get() const { return reinterpret_cast<const int*>(mem.p); }
+};
+
+}  // namespace paged_detail
+
+#if SOLUTION
+namespace paged_detail {
+
+using namespace task4::bf16_detail;  // cp.async, ldmatrix, mma.sync m16n8k16 (task4_bf16/reference/bf16_mma.cuh)
+
+constexpr int kKeys = 64;     // keys a tile: 4 warps × 16
+constexpr int kRows = 16;     // query heads a block serves (one mma row tile); a larger group takes several blocks
+constexpr int kThreads = 128;
+
+static bool device_has_bf16_mma(std::string* name) {
+    int dev = 0, major = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    *name = prop.name;
+    return major >= 8;
+}
+
+// The append: one block per (sequence, KV head), D/8 threads each moving 16 bytes of K and of V to the pool row
+// `dst_row[b]` (page · page_size + slot, computed on the host from the checked tables).
+__global__ void append_kernel(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __nv_bfloat16* k_new,
+                              const __nv_bfloat16* v_new, const int* dst_row, int H_kv, int D) {
+    const int b = blockIdx.x, h = blockIdx.y;
+    const size_t dst = ((size_t)dst_row[b] * H_kv + h) * D + threadIdx.x * 8, src = ((size_t)b * H_kv + h) * D + threadIdx.x * 8;
+    *reinterpret_cast<uint4*>(k_pages + dst) = *reinterpret_cast<const uint4*>(k_new + src);
+    *reinterpret_cast<uint4*>(v_pages + dst) = *reinterpret_cast<const uint4*>(v_new + src);
+}
+
+// One unit of work: keys [key0, key1) of sequence b, KV head kvh. A sequence split into n parts has n consecutive
+// items per KV head; their partial results are merged by merge_kernel.
+struct Item {
+    int b, kvh, key0, key1;
+};
+
+struct DecodeParams {
+    const __nv_bfloat16 *q, *k_pages, *v_pages;
+    __nv_bfloat16* o;
+    const int* table;       // [B, pages_per_seq]
+    const Item* items;
+    const int* splits;      // [B]: how many items each (sequence, KV head) has
+    float *part_o, *part_lse;  // [items, g, D] and [items, g]: a split item's normalised output and log2-sum-exp
+    int H_q, H_kv, g, row_blocks, page_shift, pages_per_seq;
+    float scale_log2;       // log2(e)/√D
+};
+
+// Block (item, row block): query heads kvh·g + 16·rb … of sequence b against the item's keys. Each warp owns 16 keys
+// of every 64-key tile and keeps its own running max, sum and output (16 × D in mma C fragments); the four are
+// combined through shared memory at the end. Key tiles come page by page with cp.async, STAGES − 1 tiles ahead;
+// keys past the item's end are zero-filled and masked, so nothing past a sequence's length is read.
+template <int D, int STAGES>
+__global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
+    constexpr int CH = D / 8;  // 16-byte chunks a row
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    __nv_bfloat16* sK = reinterpret_cast<__nv_bfloat16*>(smem_raw);
+    __nv_bfloat16* sV = sK + STAGES * kKeys * D;
+    __nv_bfloat16* sQ = sV + STAGES * kKeys * D;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const long long item_index = blockIdx.x / p.row_blocks;
+    const int rb = blockIdx.x % p.row_blocks;
+    const Item it = p.items[item_index];
+    const int head0 = it.kvh * p.g + rb * kRows, rows = min(kRows, p.g - rb * kRows);
+    const __nv_bfloat16* q = p.q + ((size_t)it.b * p.H_q + head0) * D;
+    const int* table = p.table + (size_t)it.b * p.pages_per_seq;
+    const int page_mask = (1 << p.page_shift) - 1;
+
+    for (int c = tid; c < kRows * CH; c += kThreads) {  // the block's query rows (zeros past the group)
+        const int r = c / CH, ch = c % CH;
+        const uint4 x = r < rows ? *reinterpret_cast<const uint4*>(q + (size_t)r * D + ch * 8) : make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(sQ + tile_offset<D, true>(r, ch)) = x;
+    }
+    auto load_tile = [&](int stage, int key_start) {
+        for (int c = tid; c < kKeys * CH; c += kThreads) {
+            const int r = c / CH, ch = c % CH, pos = key_start + r;
+            const bool valid = pos < it.key1;
+            size_t row = 0;
+            if (valid) row = (((size_t)table[pos >> p.page_shift] << p.page_shift | (pos & page_mask)) * p.H_kv + it.kvh) * D + ch * 8;
+            const int off = stage * kKeys * D + tile_offset<D, true>(r, ch);
+            cp_async16(smem_u32(sK + off), p.k_pages + row, valid);
+            cp_async16(smem_u32(sV + off), p.v_pages + row, valid);
+        }
+    };
+    const int tiles = (it.key1 - it.key0 + kKeys - 1) / kKeys;
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < tiles) load_tile(s, it.key0 + s * kKeys);
+        cp_async_commit();
+    }
+    __syncthreads();
+    unsigned qa[D / 16][4];
+    for (int kk = 0; kk < D / 16; ++kk)
+        ldmatrix_x4(smem_u32(sQ + tile_offset<D, true>(lane % 8 + ((lane / 8) % 2) * 8, 2 * kk + lane / 16)), qa[kk][0],
+                    qa[kk][1], qa[kk][2], qa[kk][3]);
+
+    float acc[D / 8][4] = {};
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8, in log2 units
+    for (int t = 0; t < tiles; ++t) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        if (t + STAGES - 1 < tiles) load_tile((t + STAGES - 1) % STAGES, it.key0 + (t + STAGES - 1) * kKeys);
+        cp_async_commit();
+        const __nv_bfloat16* k = sK + (t % STAGES) * kKeys * D;
+        const __nv_bfloat16* v = sV + (t % STAGES) * kKeys * D;
+        float s[2][4] = {};
+        for (int kk = 0; kk < D / 16; ++kk) {  // S = Q·Kᵀ for this warp's 16 keys
+            unsigned b0, b1, b2, b3;
+            ldmatrix_x4(smem_u32(k + tile_offset<D, true>(warp * 16 + (lane / 16) * 8 + lane % 8, 2 * kk + (lane / 8) % 2)), b0,
+                        b1, b2, b3);
+            mma_bf16(s[0], qa[kk], b0, b1);
+            mma_bf16(s[1], qa[kk], b2, b3);
+        }
+        const int key_base = it.key0 + t * kKeys + warp * 16 + 2 * (lane % 4);
+        float mx[2] = {-INFINITY, -INFINITY};
+        for (int j = 0; j < 2; ++j)
+            for (int e = 0; e < 4; ++e) {
+                s[j][e] = key_base + j * 8 + (e & 1) < it.key1 ? s[j][e] * p.scale_log2 : -INFINITY;
+                mx[e / 2] = fmaxf(mx[e / 2], s[j][e]);
+            }
+        float alpha[2], base[2];
+        for (int r = 0; r < 2; ++r) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            const float m_new = fmaxf(m[r], mx[r]);
+            base[r] = m_new == -INFINITY ? 0.f : m_new;  // a warp whose keys are all masked so far: no NaN from −∞ − −∞
+            alpha[r] = exp2f(m[r] - base[r]);
+            m[r] = m_new;
+            l[r] *= alpha[r];
+        }
+        for (int j = 0; j < 2; ++j)
+            for (int e = 0; e < 4; ++e) {
+                s[j][e] = exp2f(s[j][e] - base[e / 2]);
+                l[e / 2] += s[j][e];
+            }
+        for (int nt = 0; nt < D / 8; ++nt)
+            for (int e = 0; e < 4; ++e) acc[nt][e] *= alpha[e / 2];
+        const unsigned pa[4] = {pack_bf16(s[0][0], s[0][1]), pack_bf16(s[0][2], s[0][3]), pack_bf16(s[1][0], s[1][1]),
+                                pack_bf16(s[1][2], s[1][3])};
+        for (int nn = 0; nn < D / 16; ++nn) {  // O += P·V
+            unsigned b0, b1, b2, b3;
+            ldmatrix_x4_trans(smem_u32(v + tile_offset<D, true>(warp * 16 + lane % 8 + ((lane / 8) % 2) * 8, 2 * nn + lane / 16)),
+                              b0, b1, b2, b3);
+            mma_bf16(acc[2 * nn], pa, b0, b1);
+            mma_bf16(acc[2 * nn + 1], pa, b2, b3);
+        }
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // the tiles are done with: their memory holds the four warps' results now
+
+    float* w_acc = reinterpret_cast<float*>(smem_raw);  // [4][16][D]
+    float* w_m = w_acc + 4 * kRows * D;                 // [4][16]
+    float* w_l = w_m + 4 * kRows;
+    for (int r = 0; r < 2; ++r) {
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+        if (lane % 4 == 0) w_m[warp * kRows + lane / 4 + 8 * r] = m[r], w_l[warp * kRows + lane / 4 + 8 * r] = l[r];
+    }
+    for (int nt = 0; nt < D / 8; ++nt)
+        for (int e = 0; e < 4; ++e)
+            w_acc[(warp * kRows + lane / 4 + 8 * (e / 2)) * D + nt * 8 + 2 * (lane % 4) + (e & 1)] = acc[nt][e];
+    __syncthreads();
+    const bool split = p.splits[it.b] > 1;
+    for (int c = tid; c < rows * D; c += kThreads) {
+        const int r = c / D, d = c % D;
+        float M = -INFINITY;
+        for (int w = 0; w < 4; ++w) M = fmaxf(M, w_m[w * kRows + r]);
+        float L = 0.f, O = 0.f;
+        for (int w = 0; w < 4; ++w) {
+            const float scale = w_m[w * kRows + r] == -INFINITY ? 0.f : exp2f(w_m[w * kRows + r] - M);
+            L += w_l[w * kRows + r] * scale;
+            O += w_acc[(w * kRows + r) * D + d] * scale;
+        }
+        if (!split) {
+            p.o[((size_t)it.b * p.H_q + head0 + r) * D + d] = __float2bfloat16_rn(O / L);
+        } else {
+            const size_t row = (size_t)item_index * p.g + rb * kRows + r;
+            p.part_o[row * D + d] = O / L;
+            if (d == 0) p.part_lse[row] = M + log2f(L);
+        }
+    }
+}
+
+// One block per (split sequence, query head): the parts' outputs weighted by 2^(lse − max), D threads.
+struct MergeParams {
+    const int* merge;  // [n, 2]: sequence, its first item
+    const int* splits;
+    const float *part_o, *part_lse;
+    __nv_bfloat16* o;
+    int H_q, H_kv, g;
+};
+
+__global__ void merge_kernel(MergeParams p) {
+    const int i = blockIdx.x / p.H_q, h = blockIdx.x % p.H_q, d = threadIdx.x, D = blockDim.x;
+    const int b = p.merge[2 * i], n = p.splits[b], first = p.merge[2 * i + 1] + (h / p.g) * n, r = h % p.g;
+    float M = -INFINITY;
+    for (int s = 0; s < n; ++s) M = fmaxf(M, p.part_lse[(size_t)(first + s) * p.g + r]);
+    float L = 0.f, O = 0.f;
+    for (int s = 0; s < n; ++s) {
+        const size_t row = (size_t)(first + s) * p.g + r;
+        const float w = exp2f(p.part_lse[row] - M);
+        L += w;
+        O += w * p.part_o[row * D + d];
+    }
+    p.o[((size_t)b * p.H_q + h) * D + d] = __float2bfloat16_rn(O / L);
+}
+
+static int sm_count() {
+    int dev = 0, n = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+}
+
+template <int D, int STAGES>
+static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat16* k_pages, const __nv_bfloat16* v_pages,
+                   __nv_bfloat16* o, const int* table, const int* lengths) {
+    constexpr size_t smem = size_t(2 * STAGES * kKeys + kRows) * D * sizeof(__nv_bfloat16);
+    static_assert(smem >= (4 * kRows * D + 8 * kRows) * sizeof(float), "the warps' results must fit the tiles' memory");
+    static const int blocks_per_sm = [] {
+        CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<D, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        int n = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_kernel<D, STAGES>, kThreads, smem));
+        return std::max(n, 1);
+    }();
+    const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
+    // Split long sequences so that the batch fills every SM twice over with equal shares: a sequence of T tiles
+    // becomes ceil(T / chunk) items of nearly equal length.
+    long long tiles = 0;
+    for (int b = 0; b < g.B; ++b) tiles += (lengths[b] + kKeys - 1) / kKeys;
+    const long long target = 2LL * sm_count() * blocks_per_sm, per_head = target / ((long long)g.H_kv * row_blocks);
+    const long long chunk = std::max<long long>(1, (tiles + per_head - 1) / std::max<long long>(per_head, 1));
+    std::vector<int> host(size_t(g.B) * g.pages_per_seq + g.B);  // the page table, then each sequence's split count
+    std::copy(table, table + size_t(g.B) * g.pages_per_seq, host.begin());
+    int* splits = host.data() + size_t(g.B) * g.pages_per_seq;
+    std::vector<Item> items;
+    std::vector<int> merge;
+    for (int b = 0; b < g.B; ++b) {
+        const int t = (lengths[b] + kKeys - 1) / kKeys, n = int((t + chunk - 1) / chunk), per = (t + n - 1) / n;
+        splits[b] = n;
+        if (n > 1) merge.push_back(b), merge.push_back(int(items.size()));
+        for (int h = 0; h < g.H_kv; ++h)
+            for (int s = 0; s < n; ++s) items.push_back({b, h, s * per * kKeys, std::min(lengths[b], (s + 1) * per * kKeys)});
+    }
+    const size_t table_ints = host.size();
+    const int* words = reinterpret_cast<const int*>(items.data());
+    host.insert(host.end(), words, words + items.size() * 4);
+    host.insert(host.end(), merge.begin(), merge.end());
+    DeviceInts dev(host);
+    const size_t parts = merge.empty() ? 1 : items.size() * group;  // split outputs need room; one float otherwise
+    attn::StreamScratch part_o(parts * D), part_lse(parts);
+    int shift = 0;
+    while ((1 << shift) < g.page_size) ++shift;
+    const DecodeParams p{q, k_pages, v_pages, o, dev.get(), reinterpret_cast<const Item*>(dev.get() + table_ints),
+                         dev.get() + size_t(g.B) * g.pages_per_seq, part_o.p, part_lse.p, g.H_q, g.H_kv, group, row_blocks,
+                         shift, g.pages_per_seq, float(1.4426950408889634 / std::sqrt(double(D)))};
+    decode_kernel<D, STAGES><<<unsigned(items.size() * row_blocks), kThreads, smem>>>(p);
+    CUDA_CHECK_LAUNCH();
+    if (!merge.empty()) {
+        const MergeParams mp{dev.get() + table_ints + items.size() * 4, p.splits, part_o.p, part_lse.p, o, g.H_q, g.H_kv, group};
+        merge_kernel<<<unsigned(merge.size() / 2 * g.H_q), D>>>(mp);
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+static void require_bf16_mma(const char* fn) {
+    std::string gpu;
+    if (!device_has_bf16_mma(&gpu))
+        throw std::runtime_error(std::string(fn) + ": " + gpu + " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)");
+}
+
+}  // namespace paged_detail
+#else
+// ------------------------------------------------------------------------------------------------
+// The plan (task5_paged/README.md, "The plan"): the ladder's first rungs are yours to climb.
+//   task5b.1  paged_append_bf16: check the arguments and the tables (paged_detail::check_sizes, check_tables), then
+//             compute on the host each sequence's destination row, page·page_size + slot, copy those B ints to the
+//             device (paged_detail::DeviceInts) and launch one block per (sequence, KV head) that moves the D bf16
+//             of K and of V (16 bytes a thread).
+//   task5b.2  paged_decode_bf16: the same checks; the page table to the device; then, simplest first, one warp per
+//             (sequence, query head): its KV head is h / g; walk positions 0 … length − 1, find each one's page in
+//             the table (page_table[b][pos / page_size], slot pos % page_size), keep a running max and sum (Task 5's
+//             online softmax) and the output in float32, write o in bf16. The README's ladder says what comes next:
+//             one block per KV head serving its whole query group, so that each K and V byte is read once for g
+//             heads, then long sequences split across blocks and merged.
+// ------------------------------------------------------------------------------------------------
+#endif
+
+void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __nv_bfloat16* k_new,
+                       const __nv_bfloat16* v_new, const int* page_table, const int* lengths, int B, int H_kv, int D,
+                       int page_size, int num_pages, int pages_per_seq) {
+#if SOLUTION
+    using namespace paged_detail;
+    const char* fn = "paged_append_bf16";
+    for (auto [name, ptr, device] : {std::tuple<const char*, const void*, bool>{"k_pages", k_pages, true}, {"v_pages", v_pages, true},
+                                     {"k_new", k_new, true}, {"v_new", v_new, true}, {"page_table", page_table, false},
+                                     {"lengths", lengths, false}})
+        check_pointer(fn, name, ptr, device);
+    const Geometry g{B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq};
+    check_sizes(fn, g);
+    check_tables(fn, g, page_table, lengths, true);
+    require_bf16_mma(fn);
+    std::vector<int> dst(B);
+    for (int b = 0; b < B; ++b) {
+        const int pos = lengths[b] - 1;
+        dst[b] = page_table[(size_t)b * pages_per_seq + pos / page_size] * page_size + pos % page_size;
+    }
+    DeviceInts rows(dst);
+    append_kernel<<<dim3(B, H_kv), D / 8>>>(k_pages, v_pages, k_new, v_new, rows.get(), H_kv, D);
+    CUDA_CHECK_LAUNCH();
+#else
+    // TODO(task5b.1): the plan above.
+    (void)k_pages, (void)v_pages, (void)k_new, (void)v_new, (void)page_table, (void)lengths, (void)B, (void)H_kv, (void)D,
+        (void)page_size, (void)num_pages, (void)pages_per_seq;
+    ATTNLAB_TODO("task5b.1");
+#endif
+}
+
+void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, const __nv_bfloat16* v_pages,
+                       __nv_bfloat16* o, const int* page_table, const int* lengths, int B, int H_q, int H_kv, int D,
+                       int page_size, int num_pages, int pages_per_seq) {
+#if SOLUTION
+    using namespace paged_detail;
+    const char* fn = "paged_decode_bf16";
+    for (auto [name, ptr, device] : {std::tuple<const char*, const void*, bool>{"q", q, true}, {"k_pages", k_pages, true},
+                                     {"v_pages", v_pages, true}, {"o", o, true}, {"page_table", page_table, false},
+                                     {"lengths", lengths, false}})
+        check_pointer(fn, name, ptr, device);
+    const Geometry g{B, H_q, H_kv, D, page_size, num_pages, pages_per_seq};
+    check_sizes(fn, g);
+    check_tables(fn, g, page_table, lengths, false);
+    require_bf16_mma(fn);
+    if (D == 64) return launch<64, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
+    return launch<128, 3>(g, q, k_pages, v_pages, o, page_table, lengths);
+#else
+    // TODO(task5b.2): the plan above.
+    (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,
+        (void)page_size, (void)num_pages, (void)pages_per_seq;
+    ATTNLAB_TODO("task5b.2");
+#endif
+}
+
+}  // namespace task5

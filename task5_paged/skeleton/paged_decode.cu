@@ -1,0 +1,123 @@
+// Task 5, part 5b — decode over a paged KV cache with grouped-query attention (interface: task5_paged/task5_paged.h).
+//
+// Build and run:  make task5-paged                  (your skeleton: the part's tests; on a GPU)
+//                 make task5-paged IMPL=reference   (the model solution)
+//                 make bench-task5-paged            (GB/s beside a device copy of the same bytes;
+//                                                    tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 beside it)
+// Decode reads every K and V byte of every sequence once per token and does little with each, so it is bound by
+// memory bandwidth: the plan is to read each byte once (one block serves a KV head's whole query group), to keep
+// enough bytes in flight on every SM (cp.async, several key tiles ahead), and to give every SM the same share of a
+// ragged batch (long sequences split across blocks, their parts merged). task5_paged/README.md gives the plan.
+// Needs sm_80 or newer (bf16 mma.sync); on an older GPU the calls throw std::runtime_error saying so.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "common/cuda/cuda_check.h"
+#include "common/cuda/stream_scratch.h"
+#include "common/todo.h"
+#include "task5_paged/task5_paged.h"
+
+namespace task5 {
+
+namespace paged_detail {
+
+// What both calls are given, checked once on the host before anything touches the GPU (task5_paged.h).
+struct Geometry {
+    int B, H_q, H_kv, D, page_size, num_pages, pages_per_seq;
+};
+
+inline std::string str(long long x) { return std::to_string(x); }
+
+inline void check_pointer(const char* fn, const char* name, const void* p, bool device) {
+    if (!p) throw std::invalid_argument(std::string(fn) + ": " + name + " is a null pointer");
+    if (device && reinterpret_cast<uintptr_t>(p) % 16)
+        throw std::invalid_argument(std::string(fn) + ": " + name + " is not 16-byte aligned (rows are moved 8 bf16 at a time)");
+}
+
+inline void check_sizes(const char* fn, const Geometry& g) {
+    for (auto [name, value] : {std::pair{"B", g.B}, std::pair{"H_q", g.H_q}, std::pair{"H_kv", g.H_kv},
+                               std::pair{"num_pages", g.num_pages}, std::pair{"pages_per_seq", g.pages_per_seq}})
+        if (value < 1) throw std::invalid_argument(std::string(fn) + ": " + name + " = " + str(value) + " (must be at least 1)");
+    if (g.H_q % g.H_kv)
+        throw std::invalid_argument(std::string(fn) + ": H_q = " + str(g.H_q) + " is not a multiple of H_kv = " + str(g.H_kv) +
+                                    " (each KV head serves H_q / H_kv query heads)");
+    if (g.D != 64 && g.D != 128)
+        throw std::invalid_argument(std::string(fn) + ": head_dim " + str(g.D) + " is not supported (64 or 128)");
+    if (g.page_size < 1 || g.page_size > 256 || (g.page_size & (g.page_size - 1)))
+        throw std::invalid_argument(std::string(fn) + ": page_size " + str(g.page_size) + " is not a power of two from 1 to 256");
+}
+
+// Sequence b's length and its pages (only the one holding the last position when `last_page_only`).
+inline void check_tables(const char* fn, const Geometry& g, const int* table, const int* lengths, bool last_page_only) {
+    const long long capacity = (long long)g.pages_per_seq * g.page_size;
+    for (int b = 0; b < g.B; ++b) {
+        const int len = lengths[b];
+        if (len < 1 || len > capacity)
+            throw std::out_of_range(std::string(fn) + ": lengths[" + str(b) + "] = " + str(len) + " is " +
+                                    (len < 1 ? "below 1" : "past its page table (" + str(g.pages_per_seq) + " pages of " +
+                                                               str(g.page_size) + " = " + str(capacity) + " positions)"));
+        const int used = (len + g.page_size - 1) / g.page_size;
+        for (int p = last_page_only ? used - 1 : 0; p < used; ++p) {
+            const int page = table[(size_t)b * g.pages_per_seq + p];
+            if (page < 0 || page >= g.num_pages)
+                throw std::out_of_range(std::string(fn) + ": page_table[" + str(b) + "][" + str(p) + "] = " + str(page) +
+                                        " is outside the pool of " + str(g.num_pages) + " pages (sequence " + str(b) +
+                                        " of length " + str(len) + " uses its pages 0 … " + str(used - 1) + ")");
+        }
+    }
+}
+
+// Host ints to device memory in stream order (the pointer is valid for kernels launched after it on stream 0; a
+// pageable copy is staged by the driver, so `host` may change once this returns).
+struct DeviceInts {
+    attn::StreamScratch mem;
+    explicit DeviceInts(const std::vector<int>& host) : mem(host.size()) {
+        CUDA_CHECK(cudaMemcpyAsync(mem.p, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+    }
+    const int* get() const { return reinterpret_cast<const int*>(mem.p); }
+};
+
+}  // namespace paged_detail
+
+// ------------------------------------------------------------------------------------------------
+// The plan (task5_paged/README.md, "The plan"): the ladder's first rungs are yours to climb.
+//   task5b.1  paged_append_bf16: check the arguments and the tables (paged_detail::check_sizes, check_tables), then
+//             compute on the host each sequence's destination row, page·page_size + slot, copy those B ints to the
+//             device (paged_detail::DeviceInts) and launch one block per (sequence, KV head) that moves the D bf16
+//             of K and of V (16 bytes a thread).
+//   task5b.2  paged_decode_bf16: the same checks; the page table to the device; then, simplest first, one warp per
+//             (sequence, query head): its KV head is h / g; walk positions 0 … length − 1, find each one's page in
+//             the table (page_table[b][pos / page_size], slot pos % page_size), keep a running max and sum (Task 5's
+//             online softmax) and the output in float32, write o in bf16. The README's ladder says what comes next:
+//             one block per KV head serving its whole query group, so that each K and V byte is read once for g
+//             heads, then long sequences split across blocks and merged.
+// ------------------------------------------------------------------------------------------------
+
+void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __nv_bfloat16* k_new,
+                       const __nv_bfloat16* v_new, const int* page_table, const int* lengths, int B, int H_kv, int D,
+                       int page_size, int num_pages, int pages_per_seq) {
+    // TODO(task5b.1): the plan above.
+    (void)k_pages, (void)v_pages, (void)k_new, (void)v_new, (void)page_table, (void)lengths, (void)B, (void)H_kv, (void)D,
+        (void)page_size, (void)num_pages, (void)pages_per_seq;
+    ATTNLAB_TODO("task5b.1");
+}
+
+void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, const __nv_bfloat16* v_pages,
+                       __nv_bfloat16* o, const int* page_table, const int* lengths, int B, int H_q, int H_kv, int D,
+                       int page_size, int num_pages, int pages_per_seq) {
+    // TODO(task5b.2): the plan above.
+    (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,
+        (void)page_size, (void)num_pages, (void)pages_per_seq;
+    ATTNLAB_TODO("task5b.2");
+}
+
+}  // namespace task5
