@@ -79,12 +79,31 @@ inline void check_tables(const char* fn, const Geometry& g, const int* table, co
     }
 }
 
-// Host ints to device memory in stream order (the pointer is valid for kernels launched after it on stream 0; a
-// pageable copy is staged by the driver, so `host` may change once this returns).
+// Host ints to device memory in stream order (the pointer is valid for kernels launched after it on stream 0; `host`
+// may change once this returns). They go through pinned memory kept between calls, a ring of four buffers each
+// reused once its last copy is done: from pageable memory the driver pins pages first, and a 64 KB table took longer
+// that way than the decode it fed (task5_paged/README.md).
 struct DeviceInts {
     attn::StreamScratch mem;
     explicit DeviceInts(const std::vector<int>& host) : mem(host.size()) {
-        CUDA_CHECK(cudaMemcpyAsync(mem.p, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+        struct Staging {
+            int* p = nullptr;
+            size_t n = 0;
+            cudaEvent_t done = nullptr;
+        };
+        static Staging ring[4];
+        static unsigned next = 0;
+        Staging& s = ring[next++ % 4];
+        if (!s.done) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
+        CUDA_CHECK(cudaEventSynchronize(s.done));  // its previous copy has left it
+        if (s.n < host.size()) {
+            if (s.p) CUDA_CHECK(cudaFreeHost(s.p));
+            s.n = std::max<size_t>(host.size(), 1024);
+            CUDA_CHECK(cudaMallocHost(&s.p, s.n * sizeof(int)));
+        }
+        std::copy(host.begin(), host.end(), s.p);
+        CUDA_CHECK(cudaMemcpyAsync(mem.p, s.p, host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+        CUDA_CHECK(cudaEventRecord(s.done, 0));
     }
     const int* get() const { return reinterpret_cast<const int*>(mem.p); }
 };
@@ -120,10 +139,10 @@ __global__ void append_kernel(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, co
     *reinterpret_cast<uint4*>(v_pages + dst) = *reinterpret_cast<const uint4*>(v_new + src);
 }
 
-// One unit of work: keys [key0, key1) of sequence b, KV head kvh. A sequence split into n parts has n consecutive
-// items per KV head; their partial results are merged by merge_kernel.
+// One unit of work: keys [key0, key1) of sequence b, KV head kvh. A sequence split into n parts has n pieces per KV
+// head, numbered `part` = its first part + kvh·n + piece: where their partial results go for merge_kernel.
 struct Item {
-    int b, kvh, key0, key1;
+    int b, kvh, key0, key1, part;
 };
 
 struct DecodeParams {
@@ -132,7 +151,7 @@ struct DecodeParams {
     const int* table;       // [B, pages_per_seq]
     const Item* items;
     const int* splits;      // [B]: how many items each (sequence, KV head) has
-    float *part_o, *part_lse;  // [items, g, D] and [items, g]: a split item's normalised output and log2-sum-exp
+    float *part_o, *part_lse;  // [parts, g, D] and [parts, g]: a split piece's normalised output and log2-sum-exp
     int H_q, H_kv, g, row_blocks, page_shift, pages_per_seq;
     float scale_log2;       // log2(e)/√D
 };
@@ -264,7 +283,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
         if (!split) {
             p.o[((size_t)it.b * p.H_q + head0 + r) * D + d] = __float2bfloat16_rn(O / L);
         } else {
-            const size_t row = (size_t)item_index * p.g + rb * kRows + r;
+            const size_t row = (size_t)it.part * p.g + rb * kRows + r;
             p.part_o[row * D + d] = O / L;
             if (d == 0) p.part_lse[row] = M + log2f(L);
         }
@@ -314,31 +333,47 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
         return std::max(n, 1);
     }();
     const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
-    // Split long sequences so that the batch fills every SM twice over with equal shares: a sequence of T tiles
-    // becomes ceil(T / chunk) items of nearly equal length.
-    long long tiles = 0;
-    for (int b = 0; b < g.B; ++b) tiles += (lengths[b] + kKeys - 1) / kKeys;
-    const long long target = 2LL * sm_count() * blocks_per_sm, per_head = target / ((long long)g.H_kv * row_blocks);
-    const long long chunk = std::max<long long>(1, (tiles + per_head - 1) / std::max<long long>(per_head, 1));
+    const long long units = (long long)g.H_kv * row_blocks, slots = (long long)sm_count() * blocks_per_sm;
+    std::vector<int> tiles(g.B);
+    int most = 1;
+    for (int b = 0; b < g.B; ++b) tiles[b] = (lengths[b] + kKeys - 1) / kKeys, most = std::max(most, tiles[b]);
+    // Every sequence's t tiles become ceil(t / c) pieces of nearly equal length, for each KV head (and row block).
+    // Pieces run in waves of `slots` blocks, so c is the one with the shortest estimate, waves × (c + 1): a piece's
+    // tiles and about one more for its start and its merge. One wave of equal pieces is the best; a ragged batch's
+    // short sequences simply fill in.
+    int chunk = most;
+    double best = 1e300;
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 256}) {
+        const int c = (most + n - 1) / n;
+        long long pieces = 0;
+        for (int t : tiles) pieces += (t + c - 1) / c;
+        const double estimate = double((pieces * units + slots - 1) / slots) * (c + 1);
+        if (estimate < best) best = estimate, chunk = c;
+        if (c == 1) break;
+    }
     std::vector<int> host(size_t(g.B) * g.pages_per_seq + g.B);  // the page table, then each sequence's split count
     std::copy(table, table + size_t(g.B) * g.pages_per_seq, host.begin());
     int* splits = host.data() + size_t(g.B) * g.pages_per_seq;
     std::vector<Item> items;
     std::vector<int> merge;
+    int parts = 0;
     for (int b = 0; b < g.B; ++b) {
-        const int t = (lengths[b] + kKeys - 1) / kKeys, n = int((t + chunk - 1) / chunk), per = (t + n - 1) / n;
+        const int t = tiles[b], per = (t + (t + chunk - 1) / chunk - 1) / ((t + chunk - 1) / chunk), n = (t + per - 1) / per;
         splits[b] = n;
-        if (n > 1) merge.push_back(b), merge.push_back(int(items.size()));
+        if (n > 1) merge.push_back(b), merge.push_back(parts);
         for (int h = 0; h < g.H_kv; ++h)
-            for (int s = 0; s < n; ++s) items.push_back({b, h, s * per * kKeys, std::min(lengths[b], (s + 1) * per * kKeys)});
+            for (int s = 0; s < n; ++s, ++parts)
+                items.push_back({b, h, s * per * kKeys, std::min(lengths[b], (s + 1) * per * kKeys), parts});
     }
+    // The longest pieces first: in a ragged batch the short ones fill the last wave instead of the long ones running alone.
+    std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.key1 - x.key0 > y.key1 - y.key0; });
     const size_t table_ints = host.size();
     const int* words = reinterpret_cast<const int*>(items.data());
-    host.insert(host.end(), words, words + items.size() * 4);
+    host.insert(host.end(), words, words + items.size() * sizeof(Item) / sizeof(int));
     host.insert(host.end(), merge.begin(), merge.end());
     DeviceInts dev(host);
-    const size_t parts = merge.empty() ? 1 : items.size() * group;  // split outputs need room; one float otherwise
-    attn::StreamScratch part_o(parts * D), part_lse(parts);
+    const size_t part_rows = merge.empty() ? 1 : size_t(parts) * group;  // split outputs need room; one row otherwise
+    attn::StreamScratch part_o(part_rows * D), part_lse(part_rows);
     int shift = 0;
     while ((1 << shift) < g.page_size) ++shift;
     const DecodeParams p{q, k_pages, v_pages, o, dev.get(), reinterpret_cast<const Item*>(dev.get() + table_ints),
@@ -347,7 +382,7 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     decode_kernel<D, STAGES><<<unsigned(items.size() * row_blocks), kThreads, smem>>>(p);
     CUDA_CHECK_LAUNCH();
     if (!merge.empty()) {
-        const MergeParams mp{dev.get() + table_ints + items.size() * 4, p.splits, part_o.p, part_lse.p, o, g.H_q, g.H_kv, group};
+        const MergeParams mp{dev.get() + table_ints + items.size() * sizeof(Item) / sizeof(int), p.splits, part_o.p, part_lse.p, o, g.H_q, g.H_kv, group};
         merge_kernel<<<unsigned(merge.size() / 2 * g.H_q), D>>>(mp);
         CUDA_CHECK_LAUNCH();
     }
