@@ -71,15 +71,28 @@ double check(const BenchShape& s, int D, int ps, int pps, const std::vector<int>
     return worst;
 }
 
-void run_shape(Bencher& bench, const Ceilings& c, const BenchShape& s, bool contiguous) {
+// The layouts: contiguous (an identity table over pages of 256: a plain [B, L, H_kv, D] cache); pages of 64 shuffled
+// over a pool of B × the longest sequence's pages; the same pages shuffled over a pool just as large as the batch
+// needs (a ragged batch's pool is otherwise mostly pages no sequence uses).
+enum class Layout { contiguous, paged, paged_compact };
+
+void run_shape(Bencher& bench, const Ceilings& c, const BenchShape& s, Layout layout) {
+    const bool contiguous = layout == Layout::contiguous;
     const int D = 128, B = int(s.lengths.size()), ps = contiguous ? 256 : 64;
-    int pps = 0;
-    for (int L : s.lengths) pps = std::max(pps, (L + ps - 1) / ps);
-    const int num_pages = B * pps;
+    int pps = 0, used = 0;
+    for (int L : s.lengths) pps = std::max(pps, (L + ps - 1) / ps), used += (L + ps - 1) / ps;
+    const int num_pages = layout == Layout::paged_compact ? used : B * pps;
     const size_t pool = size_t(num_pages) * ps * s.H_kv * D, nq = size_t(B) * s.H_q * D;
     std::vector<int> table(size_t(B) * pps);
     std::iota(table.begin(), table.end(), 0);
     if (!contiguous) std::shuffle(table.begin(), table.end(), std::mt19937_64(7));
+    if (layout == Layout::paged_compact) {  // each sequence's pages in turn from one shuffled list of the pool's pages
+        std::vector<int> order(num_pages);
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
+        for (int b = 0, next = 0; b < B; ++b)
+            for (int p = 0; p < pps; ++p) table[size_t(b) * pps + p] = p < (s.lengths[b] + ps - 1) / ps ? order[next++] : -1;
+    }
     DeviceBuffer<__nv_bfloat16> kp(pool), vp(pool), q(nq), o(nq);
     {
         DeviceBuffer<float> f(pool);
@@ -112,9 +125,9 @@ void run_shape(Bencher& bench, const Ceilings& c, const BenchShape& s, bool cont
     DeviceBuffer<char> from(n_bytes), to(n_bytes);
     const Timing tc = bench.time([&] { CUDA_CHECK(cudaMemcpyAsync(to.get(), from.get(), n_bytes, cudaMemcpyDeviceToDevice, 0)); });
     const double gbps = bytes / (t.median_ms * 1e6), copy = 2 * bytes / (tc.median_ms * 1e6);
-    fmt::print(out, "{:<40} {:<11} {:8.3f} ms  {:7.1f} GB/s = {:5.1f}% of a copy of the same bytes ({:.0f} GB/s; {:.0f}% of the "
+    fmt::print(out, "{:<40} {:<12} {:8.3f} ms  {:7.1f} GB/s = {:5.1f}% of a copy of the same bytes ({:.0f} GB/s; {:.0f}% of the "
                     "2 GB copy)  host {:.0f} us  worst error {:.2f} of the tolerance\n",
-               s.name, contiguous ? "contiguous" : "pages of 64", t.median_ms, gbps, 100 * gbps / copy, copy,
+               s.name, contiguous ? "contiguous" : layout == Layout::paged ? "pages of 64" : "compact pool", t.median_ms, gbps, 100 * gbps / copy, copy,
                100 * gbps / c.copy_gbps, host_us[5], worst);
     std::fflush(out);
     if (!(worst <= 1.0)) throw std::runtime_error(s.name + ": the output is outside the tolerance (" + fmt::format("{:.2f}", worst) + ")");
@@ -140,6 +153,8 @@ int main(int argc, char** argv) {
         };
         fmt::print(out, "paged_decode_bf16, D = 128, bf16 K and V read once a call\n");
         for (size_t i = 0; i < shapes.size() && (!quick || i < 2); ++i)
-            for (bool contiguous : {false, true}) run_shape(ctx.bencher, ctx.ceilings, shapes[i], contiguous);
+            for (Layout l : {Layout::paged, Layout::paged_compact, Layout::contiguous})
+                if (l != Layout::paged_compact || shapes[i].lengths.front() != shapes[i].lengths.back())  // ragged only
+                    run_shape(ctx.bencher, ctx.ceilings, shapes[i], l);
     });
 }

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "common/cuda/cuda_check.h"
-#include "common/cuda/stream_scratch.h"
 #include "common/todo.h"
 #include "task5_paged/task5_paged.h"
 #if SOLUTION
@@ -79,34 +78,48 @@ inline void check_tables(const char* fn, const Geometry& g, const int* table, co
     }
 }
 
-// Host ints to device memory in stream order (the pointer is valid for kernels launched after it on stream 0; `host`
-// may change once this returns). They go through pinned memory kept between calls, a ring of four buffers each
-// reused once its last copy is done: from pageable memory the driver pins pages first, and a 64 KB table took longer
-// that way than the decode it fed (task5_paged/README.md).
-struct DeviceInts {
-    attn::StreamScratch mem;
-    explicit DeviceInts(const std::vector<int>& host) : mem(host.size()) {
-        struct Staging {
-            int* p = nullptr;
-            size_t n = 0;
-            cudaEvent_t done = nullptr;
-        };
-        static Staging ring[4];
-        static unsigned next = 0;
-        Staging& s = ring[next++ % 4];
-        if (!s.done) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
-        CUDA_CHECK(cudaEventSynchronize(s.done));  // its previous copy has left it
-        if (s.n < host.size()) {
-            if (s.p) CUDA_CHECK(cudaFreeHost(s.p));
-            s.n = std::max<size_t>(host.size(), 1024);
-            CUDA_CHECK(cudaMallocHost(&s.p, s.n * sizeof(int)));
-        }
-        std::copy(host.begin(), host.end(), s.p);
-        CUDA_CHECK(cudaMemcpyAsync(mem.p, s.p, host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
-        CUDA_CHECK(cudaEventRecord(s.done, 0));
+// Device memory kept between calls, grown in stream order when a call needs more (freed with cudaFreeAsync, so
+// kernels already queued keep theirs): a call that allocates and frees its scratch spends host time in the driver
+// that the GPU waits through, and a decode step is only a few hundred microseconds.
+inline void* kept_device_memory(int which, size_t bytes) {
+    static void* p[2] = {};
+    static size_t have[2] = {};
+    if (have[which] < bytes) {
+        if (p[which]) CUDA_CHECK(cudaFreeAsync(p[which], 0));
+        have[which] = std::max<size_t>(bytes, 1 << 16);
+        CUDA_CHECK(cudaMallocAsync(&p[which], have[which], 0));
     }
-    const int* get() const { return reinterpret_cast<const int*>(mem.p); }
-};
+    return p[which];
+}
+
+// n floats of scratch (a split's partial results), valid for kernels launched after this on stream 0 until the next call.
+inline float* scratch_floats(size_t n) { return static_cast<float*>(kept_device_memory(1, n * sizeof(float))); }
+
+// Host ints (a table, a plan) on the device in stream order: valid for kernels launched after this on stream 0 until
+// the next upload; `host` may change once this returns. They go through pinned memory, a ring of four buffers each
+// reused once its last copy is done: from pageable memory the driver stages the copy itself, slower.
+inline const int* upload_ints(const std::vector<int>& host) {
+    struct Staging {
+        int* p = nullptr;
+        size_t n = 0;
+        cudaEvent_t done = nullptr;
+    };
+    static Staging ring[4];
+    static unsigned next = 0;
+    Staging& s = ring[next++ % 4];
+    if (!s.done) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventSynchronize(s.done));  // its previous copy has left it
+    if (s.n < host.size()) {
+        if (s.p) CUDA_CHECK(cudaFreeHost(s.p));
+        s.n = std::max<size_t>(host.size(), 1 << 14);
+        CUDA_CHECK(cudaMallocHost(&s.p, s.n * sizeof(int)));
+    }
+    std::copy(host.begin(), host.end(), s.p);
+    int* dev = static_cast<int*>(kept_device_memory(0, host.size() * sizeof(int)));
+    CUDA_CHECK(cudaMemcpyAsync(dev, s.p, host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+    CUDA_CHECK(cudaEventRecord(s.done, 0));
+    return dev;
+}
 
 }  // namespace paged_detail
 
@@ -119,14 +132,18 @@ constexpr int kKeys = 64;     // keys a tile: 4 warps × 16
 constexpr int kRows = 16;     // query heads a block serves (one mma row tile); a larger group takes several blocks
 constexpr int kThreads = 128;
 
-static bool device_has_bf16_mma(std::string* name) {
-    int dev = 0, major = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-    *name = prop.name;
-    return major >= 8;
+// Asked once a process (cudaGetDeviceProperties alone costs tens of microseconds: a decode step's host time).
+static const std::string& missing_bf16_mma() {
+    static const std::string why = [] {
+        int dev = 0, major = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        if (major >= 8) return std::string();
+        cudaDeviceProp prop{};
+        CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+        return std::string(prop.name) + " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)";
+    }();
+    return why;
 }
 
 // The append: one block per (sequence, KV head), D/8 threads each moving 16 bytes of K and of V to the pool row
@@ -315,9 +332,12 @@ __global__ void merge_kernel(MergeParams p) {
 }
 
 static int sm_count() {
-    int dev = 0, n = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    static const int n = [] {
+        int dev = 0, count = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
+        return count;
+    }();
     return n;
 }
 
@@ -371,27 +391,26 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     const int* words = reinterpret_cast<const int*>(items.data());
     host.insert(host.end(), words, words + items.size() * sizeof(Item) / sizeof(int));
     host.insert(host.end(), merge.begin(), merge.end());
-    DeviceInts dev(host);
+    const int* dev = upload_ints(host);
     const size_t part_rows = merge.empty() ? 1 : size_t(parts) * group;  // split outputs need room; one row otherwise
-    attn::StreamScratch part_o(part_rows * D), part_lse(part_rows);
+    float* part_o = scratch_floats(part_rows * (D + 1));
+    float* part_lse = part_o + part_rows * D;
     int shift = 0;
     while ((1 << shift) < g.page_size) ++shift;
-    const DecodeParams p{q, k_pages, v_pages, o, dev.get(), reinterpret_cast<const Item*>(dev.get() + table_ints),
-                         dev.get() + size_t(g.B) * g.pages_per_seq, part_o.p, part_lse.p, g.H_q, g.H_kv, group, row_blocks,
+    const DecodeParams p{q, k_pages, v_pages, o, dev, reinterpret_cast<const Item*>(dev + table_ints),
+                         dev + size_t(g.B) * g.pages_per_seq, part_o, part_lse, g.H_q, g.H_kv, group, row_blocks,
                          shift, g.pages_per_seq, float(1.4426950408889634 / std::sqrt(double(D)))};
     decode_kernel<D, STAGES><<<unsigned(items.size() * row_blocks), kThreads, smem>>>(p);
     CUDA_CHECK_LAUNCH();
     if (!merge.empty()) {
-        const MergeParams mp{dev.get() + table_ints + items.size() * sizeof(Item) / sizeof(int), p.splits, part_o.p, part_lse.p, o, g.H_q, g.H_kv, group};
+        const MergeParams mp{dev + table_ints + items.size() * sizeof(Item) / sizeof(int), p.splits, part_o, part_lse, o, g.H_q, g.H_kv, group};
         merge_kernel<<<unsigned(merge.size() / 2 * g.H_q), D>>>(mp);
         CUDA_CHECK_LAUNCH();
     }
 }
 
 static void require_bf16_mma(const char* fn) {
-    std::string gpu;
-    if (!device_has_bf16_mma(&gpu))
-        throw std::runtime_error(std::string(fn) + ": " + gpu + " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)");
+    if (!missing_bf16_mma().empty()) throw std::runtime_error(std::string(fn) + ": " + missing_bf16_mma());
 }
 
 }  // namespace paged_detail
@@ -400,9 +419,9 @@ static void require_bf16_mma(const char* fn) {
 // The plan (task5_paged/README.md, "The plan"): the ladder's first rungs are yours to climb.
 //   task5b.1  paged_append_bf16: check the arguments and the tables (paged_detail::check_sizes, check_tables), then
 //             compute on the host each sequence's destination row, page·page_size + slot, copy those B ints to the
-//             device (paged_detail::DeviceInts) and launch one block per (sequence, KV head) that moves the D bf16
+//             device (paged_detail::upload_ints) and launch one block per (sequence, KV head) that moves the D bf16
 //             of K and of V (16 bytes a thread).
-//   task5b.2  paged_decode_bf16: the same checks; the page table to the device; then, simplest first, one warp per
+//   task5b.2  paged_decode_bf16: the same checks; the page table to the device (upload_ints); then, simplest first, one warp per
 //             (sequence, query head): its KV head is h / g; walk positions 0 … length − 1, find each one's page in
 //             the table (page_table[b][pos / page_size], slot pos % page_size), keep a running max and sum (Task 5's
 //             online softmax) and the output in float32, write o in bf16. The README's ladder says what comes next:
@@ -430,8 +449,7 @@ void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __n
         const int pos = lengths[b] - 1;
         dst[b] = page_table[(size_t)b * pages_per_seq + pos / page_size] * page_size + pos % page_size;
     }
-    DeviceInts rows(dst);
-    append_kernel<<<dim3(B, H_kv), D / 8>>>(k_pages, v_pages, k_new, v_new, rows.get(), H_kv, D);
+    append_kernel<<<dim3(B, H_kv), D / 8>>>(k_pages, v_pages, k_new, v_new, upload_ints(dst), H_kv, D);
     CUDA_CHECK_LAUNCH();
 #else
     // TODO(task5b.1): the plan above.

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "common/cuda/cuda_check.h"
-#include "common/cuda/stream_scratch.h"
 #include "common/todo.h"
 #include "task5_paged/task5_paged.h"
 
@@ -76,15 +75,48 @@ inline void check_tables(const char* fn, const Geometry& g, const int* table, co
     }
 }
 
-// Host ints to device memory in stream order (the pointer is valid for kernels launched after it on stream 0; a
-// pageable copy is staged by the driver, so `host` may change once this returns).
-struct DeviceInts {
-    attn::StreamScratch mem;
-    explicit DeviceInts(const std::vector<int>& host) : mem(host.size()) {
-        CUDA_CHECK(cudaMemcpyAsync(mem.p, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+// Device memory kept between calls, grown in stream order when a call needs more (freed with cudaFreeAsync, so
+// kernels already queued keep theirs): a call that allocates and frees its scratch spends host time in the driver
+// that the GPU waits through, and a decode step is only a few hundred microseconds.
+inline void* kept_device_memory(int which, size_t bytes) {
+    static void* p[2] = {};
+    static size_t have[2] = {};
+    if (have[which] < bytes) {
+        if (p[which]) CUDA_CHECK(cudaFreeAsync(p[which], 0));
+        have[which] = std::max<size_t>(bytes, 1 << 16);
+        CUDA_CHECK(cudaMallocAsync(&p[which], have[which], 0));
     }
-    const int* get() const { return reinterpret_cast<const int*>(mem.p); }
-};
+    return p[which];
+}
+
+// n floats of scratch (a split's partial results), valid for kernels launched after this on stream 0 until the next call.
+inline float* scratch_floats(size_t n) { return static_cast<float*>(kept_device_memory(1, n * sizeof(float))); }
+
+// Host ints (a table, a plan) on the device in stream order: valid for kernels launched after this on stream 0 until
+// the next upload; `host` may change once this returns. They go through pinned memory, a ring of four buffers each
+// reused once its last copy is done: from pageable memory the driver stages the copy itself, slower.
+inline const int* upload_ints(const std::vector<int>& host) {
+    struct Staging {
+        int* p = nullptr;
+        size_t n = 0;
+        cudaEvent_t done = nullptr;
+    };
+    static Staging ring[4];
+    static unsigned next = 0;
+    Staging& s = ring[next++ % 4];
+    if (!s.done) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventSynchronize(s.done));  // its previous copy has left it
+    if (s.n < host.size()) {
+        if (s.p) CUDA_CHECK(cudaFreeHost(s.p));
+        s.n = std::max<size_t>(host.size(), 1 << 14);
+        CUDA_CHECK(cudaMallocHost(&s.p, s.n * sizeof(int)));
+    }
+    std::copy(host.begin(), host.end(), s.p);
+    int* dev = static_cast<int*>(kept_device_memory(0, host.size() * sizeof(int)));
+    CUDA_CHECK(cudaMemcpyAsync(dev, s.p, host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+    CUDA_CHECK(cudaEventRecord(s.done, 0));
+    return dev;
+}
 
 }  // namespace paged_detail
 
@@ -92,9 +124,9 @@ struct DeviceInts {
 // The plan (task5_paged/README.md, "The plan"): the ladder's first rungs are yours to climb.
 //   task5b.1  paged_append_bf16: check the arguments and the tables (paged_detail::check_sizes, check_tables), then
 //             compute on the host each sequence's destination row, page·page_size + slot, copy those B ints to the
-//             device (paged_detail::DeviceInts) and launch one block per (sequence, KV head) that moves the D bf16
+//             device (paged_detail::upload_ints) and launch one block per (sequence, KV head) that moves the D bf16
 //             of K and of V (16 bytes a thread).
-//   task5b.2  paged_decode_bf16: the same checks; the page table to the device; then, simplest first, one warp per
+//   task5b.2  paged_decode_bf16: the same checks; the page table to the device (upload_ints); then, simplest first, one warp per
 //             (sequence, query head): its KV head is h / g; walk positions 0 … length − 1, find each one's page in
 //             the table (page_table[b][pos / page_size], slot pos % page_size), keep a running max and sum (Task 5's
 //             online softmax) and the output in float32, write o in bf16. The README's ladder says what comes next:
