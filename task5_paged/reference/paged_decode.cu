@@ -129,8 +129,18 @@ namespace paged_detail {
 using namespace task4::bf16_detail;  // cp.async, ldmatrix, mma.sync m16n8k16 (task4_bf16/reference/bf16_mma.cuh)
 
 constexpr int kKeys = 64;     // keys a tile: 4 warps × 16
-constexpr int kRows = 16;     // query heads a block serves (one mma row tile); a larger group takes several blocks
 constexpr int kThreads = 128;
+// A block serves 16 query heads of a KV head's group (one mma row tile; a group of 4 or 8 leaves the other rows
+// zero, which costs nothing a memory-bound kernel feels) or 32 (two row tiles: MQA's group of 32 reads each K and V
+// byte into shared memory once instead of twice). A larger group takes several blocks.
+template <int MT>
+constexpr int kRowsOf = 16 * MT;
+
+// cp.async of 16 bytes that also asks L2 to fetch the 256 bytes around them (a K or V row of 128 bf16 is 256 bytes):
+// fewer, larger DRAM requests.
+__device__ __forceinline__ void cp_async16_row(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
 
 // Asked once a process (cudaGetDeviceProperties alone costs tens of microseconds: a decode step's host time).
 static const std::string& missing_bf16_mma() {
@@ -173,13 +183,13 @@ struct DecodeParams {
     float scale_log2;       // log2(e)/√D
 };
 
-// Block (item, row block): query heads kvh·g + 16·rb … of sequence b against the item's keys. Each warp owns 16 keys
-// of every 64-key tile and keeps its own running max, sum and output (16 × D in mma C fragments); the four are
+// Block (item, row block): query heads kvh·g + ROWS·rb … of sequence b against the item's keys. Each warp owns 16 keys
+// of every 64-key tile and keeps its own running max, sum and output (ROWS × D in mma C fragments); the four are
 // combined through shared memory at the end. Key tiles come page by page with cp.async, STAGES − 1 tiles ahead;
 // keys past the item's end are zero-filled and masked, so nothing past a sequence's length is read.
-template <int D, int STAGES>
+template <int D, int STAGES, int MT>
 __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
-    constexpr int CH = D / 8;  // 16-byte chunks a row
+    constexpr int CH = D / 8, ROWS = kRowsOf<MT>;  // 16-byte chunks a row; query rows a block
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __nv_bfloat16* sK = reinterpret_cast<__nv_bfloat16*>(smem_raw);
     __nv_bfloat16* sV = sK + STAGES * kKeys * D;
@@ -188,12 +198,12 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
     const long long item_index = blockIdx.x / p.row_blocks;
     const int rb = blockIdx.x % p.row_blocks;
     const Item it = p.items[item_index];
-    const int head0 = it.kvh * p.g + rb * kRows, rows = min(kRows, p.g - rb * kRows);
+    const int head0 = it.kvh * p.g + rb * ROWS, rows = min(ROWS, p.g - rb * ROWS);
     const __nv_bfloat16* q = p.q + ((size_t)it.b * p.H_q + head0) * D;
     const int* table = p.table + (size_t)it.b * p.pages_per_seq;
     const int page_mask = (1 << p.page_shift) - 1;
 
-    for (int c = tid; c < kRows * CH; c += kThreads) {  // the block's query rows (zeros past the group)
+    for (int c = tid; c < ROWS * CH; c += kThreads) {  // the block's query rows (zeros past the group)
         const int r = c / CH, ch = c % CH;
         const uint4 x = r < rows ? *reinterpret_cast<const uint4*>(q + (size_t)r * D + ch * 8) : make_uint4(0, 0, 0, 0);
         *reinterpret_cast<uint4*>(sQ + tile_offset<D, true>(r, ch)) = x;
@@ -205,8 +215,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
             size_t row = 0;
             if (valid) row = (((size_t)table[pos >> p.page_shift] << p.page_shift | (pos & page_mask)) * p.H_kv + it.kvh) * D + ch * 8;
             const int off = stage * kKeys * D + tile_offset<D, true>(r, ch);
-            cp_async16(smem_u32(sK + off), p.k_pages + row, valid);
-            cp_async16(smem_u32(sV + off), p.v_pages + row, valid);
+            cp_async16_row(smem_u32(sK + off), p.k_pages + row, valid);
+            cp_async16_row(smem_u32(sV + off), p.v_pages + row, valid);
         }
     };
     const int tiles = (it.key1 - it.key0 + kKeys - 1) / kKeys;
@@ -214,14 +224,11 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
         if (s < tiles) load_tile(s, it.key0 + s * kKeys);
         cp_async_commit();
     }
-    __syncthreads();
-    unsigned qa[D / 16][4];
-    for (int kk = 0; kk < D / 16; ++kk)
-        ldmatrix_x4(smem_u32(sQ + tile_offset<D, true>(lane % 8 + ((lane / 8) % 2) * 8, 2 * kk + lane / 16)), qa[kk][0],
-                    qa[kk][1], qa[kk][2], qa[kk][3]);
 
-    float acc[D / 8][4] = {};
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8, in log2 units
+    float acc[MT][D / 8][4] = {};
+    float m[MT][2], l[MT][2];  // rows lane/4 and lane/4 + 8 of each row tile, in log2 units
+    #pragma unroll
+    for (int mt = 0; mt < MT; ++mt) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.f;
     for (int t = 0; t < tiles; ++t) {
         cp_async_wait<STAGES - 2>();
         __syncthreads();
@@ -229,78 +236,109 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
         cp_async_commit();
         const __nv_bfloat16* k = sK + (t % STAGES) * kKeys * D;
         const __nv_bfloat16* v = sV + (t % STAGES) * kKeys * D;
-        float s[2][4] = {};
-        for (int kk = 0; kk < D / 16; ++kk) {  // S = Q·Kᵀ for this warp's 16 keys
+        float s[MT][2][4] = {};
+        #pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {  // S = Q·Kᵀ for this warp's 16 keys (Q's fragments from shared memory)
             unsigned b0, b1, b2, b3;
             ldmatrix_x4(smem_u32(k + tile_offset<D, true>(warp * 16 + (lane / 16) * 8 + lane % 8, 2 * kk + (lane / 8) % 2)), b0,
                         b1, b2, b3);
-            mma_bf16(s[0], qa[kk], b0, b1);
-            mma_bf16(s[1], qa[kk], b2, b3);
+            #pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                unsigned a[4];
+                ldmatrix_x4(smem_u32(sQ + tile_offset<D, true>(mt * 16 + lane % 8 + ((lane / 8) % 2) * 8, 2 * kk + lane / 16)), a[0],
+                            a[1], a[2], a[3]);
+                mma_bf16(s[mt][0], a, b0, b1);
+                mma_bf16(s[mt][1], a, b2, b3);
+            }
         }
         const int key_base = it.key0 + t * kKeys + warp * 16 + 2 * (lane % 4);
-        float mx[2] = {-INFINITY, -INFINITY};
-        for (int j = 0; j < 2; ++j)
-            for (int e = 0; e < 4; ++e) {
-                s[j][e] = key_base + j * 8 + (e & 1) < it.key1 ? s[j][e] * p.scale_log2 : -INFINITY;
-                mx[e / 2] = fmaxf(mx[e / 2], s[j][e]);
+        unsigned pa[MT][4];
+        #pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+            float mx[2] = {-INFINITY, -INFINITY};
+            #pragma unroll
+            for (int j = 0; j < 2; ++j)
+                #pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    s[mt][j][e] = key_base + j * 8 + (e & 1) < it.key1 ? s[mt][j][e] * p.scale_log2 : -INFINITY;
+                    mx[e / 2] = fmaxf(mx[e / 2], s[mt][j][e]);
+                }
+            float alpha[2], base[2];
+            #pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+                const float m_new = fmaxf(m[mt][r], mx[r]);
+                base[r] = m_new == -INFINITY ? 0.f : m_new;  // a warp whose keys are all masked so far: no NaN from −∞ − −∞
+                alpha[r] = exp2f(m[mt][r] - base[r]);
+                m[mt][r] = m_new;
+                l[mt][r] *= alpha[r];
             }
-        float alpha[2], base[2];
-        for (int r = 0; r < 2; ++r) {
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-            const float m_new = fmaxf(m[r], mx[r]);
-            base[r] = m_new == -INFINITY ? 0.f : m_new;  // a warp whose keys are all masked so far: no NaN from −∞ − −∞
-            alpha[r] = exp2f(m[r] - base[r]);
-            m[r] = m_new;
-            l[r] *= alpha[r];
+            #pragma unroll
+            for (int j = 0; j < 2; ++j)
+                #pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    s[mt][j][e] = exp2f(s[mt][j][e] - base[e / 2]);
+                    l[mt][e / 2] += s[mt][j][e];
+                }
+            #pragma unroll
+            for (int nt = 0; nt < D / 8; ++nt)
+                #pragma unroll
+                for (int e = 0; e < 4; ++e) acc[mt][nt][e] *= alpha[e / 2];
+            pa[mt][0] = pack_bf16(s[mt][0][0], s[mt][0][1]), pa[mt][1] = pack_bf16(s[mt][0][2], s[mt][0][3]);
+            pa[mt][2] = pack_bf16(s[mt][1][0], s[mt][1][1]), pa[mt][3] = pack_bf16(s[mt][1][2], s[mt][1][3]);
         }
-        for (int j = 0; j < 2; ++j)
-            for (int e = 0; e < 4; ++e) {
-                s[j][e] = exp2f(s[j][e] - base[e / 2]);
-                l[e / 2] += s[j][e];
-            }
-        for (int nt = 0; nt < D / 8; ++nt)
-            for (int e = 0; e < 4; ++e) acc[nt][e] *= alpha[e / 2];
-        const unsigned pa[4] = {pack_bf16(s[0][0], s[0][1]), pack_bf16(s[0][2], s[0][3]), pack_bf16(s[1][0], s[1][1]),
-                                pack_bf16(s[1][2], s[1][3])};
+        #pragma unroll
         for (int nn = 0; nn < D / 16; ++nn) {  // O += P·V
             unsigned b0, b1, b2, b3;
             ldmatrix_x4_trans(smem_u32(v + tile_offset<D, true>(warp * 16 + lane % 8 + ((lane / 8) % 2) * 8, 2 * nn + lane / 16)),
                               b0, b1, b2, b3);
-            mma_bf16(acc[2 * nn], pa, b0, b1);
-            mma_bf16(acc[2 * nn + 1], pa, b2, b3);
+            #pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                mma_bf16(acc[mt][2 * nn], pa[mt], b0, b1);
+                mma_bf16(acc[mt][2 * nn + 1], pa[mt], b2, b3);
+            }
         }
     }
     cp_async_wait<0>();
     __syncthreads();  // the tiles are done with: their memory holds the four warps' results now
 
-    float* w_acc = reinterpret_cast<float*>(smem_raw);  // [4][16][D]
-    float* w_m = w_acc + 4 * kRows * D;                 // [4][16]
-    float* w_l = w_m + 4 * kRows;
-    for (int r = 0; r < 2; ++r) {
-        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-        if (lane % 4 == 0) w_m[warp * kRows + lane / 4 + 8 * r] = m[r], w_l[warp * kRows + lane / 4 + 8 * r] = l[r];
+    float* w_acc = reinterpret_cast<float*>(smem_raw);  // [4][ROWS][D]
+    float* w_m = w_acc + 4 * ROWS * D;                  // [4][ROWS]
+    float* w_l = w_m + 4 * ROWS;
+    #pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+        #pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            l[mt][r] += __shfl_xor_sync(0xffffffffu, l[mt][r], 1);
+            l[mt][r] += __shfl_xor_sync(0xffffffffu, l[mt][r], 2);
+            const int row = mt * 16 + lane / 4 + 8 * r;
+            if (lane % 4 == 0) w_m[warp * ROWS + row] = m[mt][r], w_l[warp * ROWS + row] = l[mt][r];
+        }
+        #pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+            #pragma unroll
+            for (int e = 0; e < 4; ++e)
+                w_acc[(warp * ROWS + mt * 16 + lane / 4 + 8 * (e / 2)) * D + nt * 8 + 2 * (lane % 4) + (e & 1)] = acc[mt][nt][e];
     }
-    for (int nt = 0; nt < D / 8; ++nt)
-        for (int e = 0; e < 4; ++e)
-            w_acc[(warp * kRows + lane / 4 + 8 * (e / 2)) * D + nt * 8 + 2 * (lane % 4) + (e & 1)] = acc[nt][e];
     __syncthreads();
     const bool split = p.splits[it.b] > 1;
     for (int c = tid; c < rows * D; c += kThreads) {
         const int r = c / D, d = c % D;
         float M = -INFINITY;
-        for (int w = 0; w < 4; ++w) M = fmaxf(M, w_m[w * kRows + r]);
+        #pragma unroll
+        for (int w = 0; w < 4; ++w) M = fmaxf(M, w_m[w * ROWS + r]);
         float L = 0.f, O = 0.f;
+        #pragma unroll
         for (int w = 0; w < 4; ++w) {
-            const float scale = w_m[w * kRows + r] == -INFINITY ? 0.f : exp2f(w_m[w * kRows + r] - M);
-            L += w_l[w * kRows + r] * scale;
-            O += w_acc[(w * kRows + r) * D + d] * scale;
+            const float scale = w_m[w * ROWS + r] == -INFINITY ? 0.f : exp2f(w_m[w * ROWS + r] - M);
+            L += w_l[w * ROWS + r] * scale;
+            O += w_acc[(w * ROWS + r) * D + d] * scale;
         }
         if (!split) {
             p.o[((size_t)it.b * p.H_q + head0 + r) * D + d] = __float2bfloat16_rn(O / L);
         } else {
-            const size_t row = (size_t)it.part * p.g + rb * kRows + r;
+            const size_t row = (size_t)it.part * p.g + rb * ROWS + r;
             p.part_o[row * D + d] = O / L;
             if (d == 0) p.part_lse[row] = M + log2f(L);
         }
@@ -341,18 +379,19 @@ static int sm_count() {
     return n;
 }
 
-template <int D, int STAGES>
+template <int D, int STAGES, int MT>
 static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat16* k_pages, const __nv_bfloat16* v_pages,
                    __nv_bfloat16* o, const int* table, const int* lengths) {
-    constexpr size_t smem = size_t(2 * STAGES * kKeys + kRows) * D * sizeof(__nv_bfloat16);
-    static_assert(smem >= (4 * kRows * D + 8 * kRows) * sizeof(float), "the warps' results must fit the tiles' memory");
+    constexpr int ROWS = kRowsOf<MT>;
+    constexpr size_t smem = size_t(2 * STAGES * kKeys + ROWS) * D * sizeof(__nv_bfloat16);
+    static_assert(smem >= (4 * ROWS * D + 8 * ROWS) * sizeof(float), "the warps' results must fit the tiles' memory");
     static const int blocks_per_sm = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<D, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<D, STAGES, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
         int n = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_kernel<D, STAGES>, kThreads, smem));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_kernel<D, STAGES, MT>, kThreads, smem));
         return std::max(n, 1);
     }();
-    const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
+    const int group = g.H_q / g.H_kv, row_blocks = (group + ROWS - 1) / ROWS;
     const long long units = (long long)g.H_kv * row_blocks, slots = (long long)sm_count() * blocks_per_sm;
     std::vector<int> tiles(g.B);
     int most = 1;
@@ -386,7 +425,8 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
                 items.push_back({b, h, s * per * kKeys, std::min(lengths[b], (s + 1) * per * kKeys), parts});
     }
     // The longest pieces first: in a ragged batch the short ones fill the last wave instead of the long ones running alone.
-    std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.key1 - x.key0 > y.key1 - y.key0; });
+    auto longer = [](const Item& x, const Item& y) { return x.key1 - x.key0 > y.key1 - y.key0; };
+    if (!std::is_sorted(items.begin(), items.end(), longer)) std::stable_sort(items.begin(), items.end(), longer);
     const size_t table_ints = host.size();
     const int* words = reinterpret_cast<const int*>(items.data());
     host.insert(host.end(), words, words + items.size() * sizeof(Item) / sizeof(int));
@@ -400,7 +440,7 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     const DecodeParams p{q, k_pages, v_pages, o, dev, reinterpret_cast<const Item*>(dev + table_ints),
                          dev + size_t(g.B) * g.pages_per_seq, part_o, part_lse, g.H_q, g.H_kv, group, row_blocks,
                          shift, g.pages_per_seq, float(1.4426950408889634 / std::sqrt(double(D)))};
-    decode_kernel<D, STAGES><<<unsigned(items.size() * row_blocks), kThreads, smem>>>(p);
+    decode_kernel<D, STAGES, MT><<<unsigned(items.size() * row_blocks), kThreads, smem>>>(p);
     CUDA_CHECK_LAUNCH();
     if (!merge.empty()) {
         const MergeParams mp{dev + table_ints + items.size() * sizeof(Item) / sizeof(int), p.splits, part_o, part_lse, o, g.H_q, g.H_kv, group};
@@ -473,8 +513,11 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     check_sizes(fn, g);
     check_tables(fn, g, page_table, lengths, false);
     require_bf16_mma(fn);
-    if (D == 64) return launch<64, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
-    return launch<128, 3>(g, q, k_pages, v_pages, o, page_table, lengths);
+    const bool wide = H_q / H_kv > 16;  // a group of more than 16 query heads: blocks of 32
+    if (D == 64) return wide ? launch<64, 4, 2>(g, q, k_pages, v_pages, o, page_table, lengths)
+                             : launch<64, 4, 1>(g, q, k_pages, v_pages, o, page_table, lengths);
+    return wide ? launch<128, 3, 2>(g, q, k_pages, v_pages, o, page_table, lengths)
+                : launch<128, 3, 1>(g, q, k_pages, v_pages, o, page_table, lengths);
 #else
     // TODO(task5b.2): the plan above.
     (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,
