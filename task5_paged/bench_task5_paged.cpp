@@ -8,11 +8,12 @@
 // on the CPU with the tests' tolerance. Timing: events, device synchronised, L2 flushed, warm-up, median
 // (common/cuda/bench.h).
 //   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
-// --quick: the first two shapes. tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
+// --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler. tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -137,6 +138,7 @@ void run_shape(Bencher& bench, const Ceilings& c, const BenchShape& s, Layout la
 
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+    const int only = argc > 2 && std::string(argv[1]) == "--shape" ? std::atoi(argv[2]) : -1;  // one shape (profiling)
     return run_benchmark("bench_task5_paged", out, [&](BenchContext& ctx) {
         std::vector<int> ragged(32);  // lengths 1 … 32768, log-uniform, seeded
         std::mt19937_64 g(11);
@@ -153,6 +155,7 @@ int main(int argc, char** argv) {
         };
         fmt::print(out, "paged_decode_bf16, D = 128, bf16 K and V read once a call\n");
         for (size_t i = 0; i < shapes.size() && (!quick || i < 2); ++i)
+            if (only < 0 || int(i) == only)
             for (Layout l : {Layout::paged, Layout::paged_compact, Layout::contiguous})
                 if (l != Layout::paged_compact || shapes[i].lengths.front() != shapes[i].lengths.back())  // ragged only
                     run_shape(ctx.bencher, ctx.ceilings, shapes[i], l);

@@ -136,11 +136,6 @@ constexpr int kThreads = 128;
 template <int MT>
 constexpr int kRowsOf = 16 * MT;
 
-// cp.async of 16 bytes that also asks L2 to fetch the 256 bytes around them (a K or V row of 128 bf16 is 256 bytes):
-// fewer, larger DRAM requests.
-__device__ __forceinline__ void cp_async16_row(unsigned dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
 
 // Asked once a process (cudaGetDeviceProperties alone costs tens of microseconds: a decode step's host time).
 static const std::string& missing_bf16_mma() {
@@ -208,15 +203,29 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
         const uint4 x = r < rows ? *reinterpret_cast<const uint4*>(q + (size_t)r * D + ch * 8) : make_uint4(0, 0, 0, 0);
         *reinterpret_cast<uint4*>(sQ + tile_offset<D, true>(r, ch)) = x;
     }
+    // Each thread moves one 16-byte column `ch` of rows r0, r0 + RSTEP, … of every tile, for K and for V (the two
+    // share their offsets). Where a page holds the whole tile (page_size ≥ 64: tiles start at multiples of 64), one
+    // table lookup serves the tile's rows; smaller pages look each row's page up.
+    constexpr int RSTEP = kThreads / CH, PER = kKeys / RSTEP;
+    const int ch = tid % CH, r0 = tid / CH;
+    const size_t row_stride = (size_t)p.H_kv * D;  // elements from one slot of a page to the next
+    const __nv_bfloat16* k_head = p.k_pages + (size_t)it.kvh * D + ch * 8;
+    const __nv_bfloat16* v_head = p.v_pages + (size_t)it.kvh * D + ch * 8;
+    const bool whole_page = p.page_shift >= 6;
     auto load_tile = [&](int stage, int key_start) {
-        for (int c = tid; c < kKeys * CH; c += kThreads) {
-            const int r = c / CH, ch = c % CH, pos = key_start + r;
+        const size_t tile_base =
+            whole_page ? ((size_t)table[key_start >> p.page_shift] << p.page_shift | (key_start & page_mask)) * row_stride : 0;
+#pragma unroll
+        for (int i = 0; i < PER; ++i) {
+            const int r = r0 + i * RSTEP, pos = key_start + r;
             const bool valid = pos < it.key1;
-            size_t row = 0;
-            if (valid) row = (((size_t)table[pos >> p.page_shift] << p.page_shift | (pos & page_mask)) * p.H_kv + it.kvh) * D + ch * 8;
-            const int off = stage * kKeys * D + tile_offset<D, true>(r, ch);
-            cp_async16_row(smem_u32(sK + off), p.k_pages + row, valid);
-            cp_async16_row(smem_u32(sV + off), p.v_pages + row, valid);
+            size_t off = 0;
+            if (valid)
+                off = whole_page ? tile_base + r * row_stride
+                                 : ((size_t)table[pos >> p.page_shift] << p.page_shift | (pos & page_mask)) * row_stride;
+            const int dst = stage * kKeys * D + tile_offset<D, true>(r, ch);
+            cp_async16(smem_u32(sK + dst), k_head + off, valid);
+            cp_async16(smem_u32(sV + dst), v_head + off, valid);
         }
     };
     const int tiles = (it.key1 - it.key0 + kKeys - 1) / kKeys;
@@ -227,7 +236,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
 
     float acc[MT][D / 8][4] = {};
     float m[MT][2], l[MT][2];  // rows lane/4 and lane/4 + 8 of each row tile, in log2 units
-    #pragma unroll
+#pragma unroll
     for (int mt = 0; mt < MT; ++mt) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.f;
     for (int t = 0; t < tiles; ++t) {
         cp_async_wait<STAGES - 2>();
@@ -237,12 +246,12 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
         const __nv_bfloat16* k = sK + (t % STAGES) * kKeys * D;
         const __nv_bfloat16* v = sV + (t % STAGES) * kKeys * D;
         float s[MT][2][4] = {};
-        #pragma unroll
+#pragma unroll
         for (int kk = 0; kk < D / 16; ++kk) {  // S = Q·Kᵀ for this warp's 16 keys (Q's fragments from shared memory)
             unsigned b0, b1, b2, b3;
             ldmatrix_x4(smem_u32(k + tile_offset<D, true>(warp * 16 + (lane / 16) * 8 + lane % 8, 2 * kk + (lane / 8) % 2)), b0,
                         b1, b2, b3);
-            #pragma unroll
+#pragma unroll
             for (int mt = 0; mt < MT; ++mt) {
                 unsigned a[4];
                 ldmatrix_x4(smem_u32(sQ + tile_offset<D, true>(mt * 16 + lane % 8 + ((lane / 8) % 2) * 8, 2 * kk + lane / 16)), a[0],
@@ -253,18 +262,18 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
         }
         const int key_base = it.key0 + t * kKeys + warp * 16 + 2 * (lane % 4);
         unsigned pa[MT][4];
-        #pragma unroll
+#pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
             float mx[2] = {-INFINITY, -INFINITY};
-            #pragma unroll
+#pragma unroll
             for (int j = 0; j < 2; ++j)
-                #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     s[mt][j][e] = key_base + j * 8 + (e & 1) < it.key1 ? s[mt][j][e] * p.scale_log2 : -INFINITY;
                     mx[e / 2] = fmaxf(mx[e / 2], s[mt][j][e]);
                 }
             float alpha[2], base[2];
-            #pragma unroll
+#pragma unroll
             for (int r = 0; r < 2; ++r) {
                 mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
                 mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
@@ -274,26 +283,27 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
                 m[mt][r] = m_new;
                 l[mt][r] *= alpha[r];
             }
-            #pragma unroll
+#pragma unroll
             for (int j = 0; j < 2; ++j)
-                #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     s[mt][j][e] = exp2f(s[mt][j][e] - base[e / 2]);
                     l[mt][e / 2] += s[mt][j][e];
                 }
-            #pragma unroll
-            for (int nt = 0; nt < D / 8; ++nt)
-                #pragma unroll
-                for (int e = 0; e < 4; ++e) acc[mt][nt][e] *= alpha[e / 2];
+            if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))  // the max rarely moves after a few tiles
+#pragma unroll
+                for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[mt][nt][e] *= alpha[e / 2];
             pa[mt][0] = pack_bf16(s[mt][0][0], s[mt][0][1]), pa[mt][1] = pack_bf16(s[mt][0][2], s[mt][0][3]);
             pa[mt][2] = pack_bf16(s[mt][1][0], s[mt][1][1]), pa[mt][3] = pack_bf16(s[mt][1][2], s[mt][1][3]);
         }
-        #pragma unroll
+#pragma unroll
         for (int nn = 0; nn < D / 16; ++nn) {  // O += P·V
             unsigned b0, b1, b2, b3;
             ldmatrix_x4_trans(smem_u32(v + tile_offset<D, true>(warp * 16 + lane % 8 + ((lane / 8) % 2) * 8, 2 * nn + lane / 16)),
                               b0, b1, b2, b3);
-            #pragma unroll
+#pragma unroll
             for (int mt = 0; mt < MT; ++mt) {
                 mma_bf16(acc[mt][2 * nn], pa[mt], b0, b1);
                 mma_bf16(acc[mt][2 * nn + 1], pa[mt], b2, b3);
@@ -306,18 +316,18 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
     float* w_acc = reinterpret_cast<float*>(smem_raw);  // [4][ROWS][D]
     float* w_m = w_acc + 4 * ROWS * D;                  // [4][ROWS]
     float* w_l = w_m + 4 * ROWS;
-    #pragma unroll
+#pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
-        #pragma unroll
+#pragma unroll
         for (int r = 0; r < 2; ++r) {
             l[mt][r] += __shfl_xor_sync(0xffffffffu, l[mt][r], 1);
             l[mt][r] += __shfl_xor_sync(0xffffffffu, l[mt][r], 2);
             const int row = mt * 16 + lane / 4 + 8 * r;
             if (lane % 4 == 0) w_m[warp * ROWS + row] = m[mt][r], w_l[warp * ROWS + row] = l[mt][r];
         }
-        #pragma unroll
+#pragma unroll
         for (int nt = 0; nt < D / 8; ++nt)
-            #pragma unroll
+#pragma unroll
             for (int e = 0; e < 4; ++e)
                 w_acc[(warp * ROWS + mt * 16 + lane / 4 + 8 * (e / 2)) * D + nt * 8 + 2 * (lane % 4) + (e & 1)] = acc[mt][nt][e];
     }
@@ -326,10 +336,10 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
     for (int c = tid; c < rows * D; c += kThreads) {
         const int r = c / D, d = c % D;
         float M = -INFINITY;
-        #pragma unroll
+#pragma unroll
         for (int w = 0; w < 4; ++w) M = fmaxf(M, w_m[w * ROWS + r]);
         float L = 0.f, O = 0.f;
-        #pragma unroll
+#pragma unroll
         for (int w = 0; w < 4; ++w) {
             const float scale = w_m[w * ROWS + r] == -INFINITY ? 0.f : exp2f(w_m[w * ROWS + r] - M);
             L += w_l[w * ROWS + r] * scale;
