@@ -97,7 +97,7 @@ inline float* scratch_floats(size_t n) { return static_cast<float*>(kept_device_
 
 // Host ints (a table, a plan) on the device in stream order: valid for kernels launched after this on stream 0 until
 // the next upload; `host` may change once this returns. They go through pinned memory, a ring of four buffers each
-// reused once its last copy is done: from pageable memory the driver stages the copy itself, slower.
+// reused once its last copy is done, so that the copy is a plain DMA queued in stream order.
 inline const int* upload_ints(const std::vector<int>& host) {
     struct Staging {
         int* p = nullptr;
