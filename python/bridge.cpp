@@ -36,6 +36,7 @@
 #include "task4_bf16/task4_bf16.h"
 #include "task4_bf16_backward/task4_bf16_backward.h"
 #include "task5/task5.h"
+#include "task5_paged/task5_paged.h"
 
 #ifndef ATTNLAB_IMPL
 #define ATTNLAB_IMPL "unknown"
@@ -114,7 +115,7 @@ __nv_bfloat16* bf16(void* p) { return static_cast<__nv_bfloat16*>(p); }
 extern "C" {
 
 // The interface's version: python/attnlab checks it before the first call (bump when a signature changes).
-int attnlab_abi_version(void) { return 4; }
+int attnlab_abi_version(void) { return 5; }
 
 // Which implementation the library was built from: "skeleton" or "reference".
 const char* attnlab_impl(void) { return ATTNLAB_IMPL; }
@@ -215,6 +216,18 @@ int attnlab_decode_rows(int device, uintptr_t stream, const float* q, const floa
         for (int b = 0; b < B; ++b)
             task5::decode_attention(q + b * row, k_cache + b * cache_row, v_cache + b * cache_row, o + b * row, 1, H, max_seq,
                                     lens[b], D);
+    });
+}
+
+// Task 5's paged part (5b): o [B, H_q, D] bf16 from q [B, H_q, D] against the pages of k_pages, v_pages
+// [num_pages, page_size, H_kv, D] (bf16) that the host tables page_table [B, pages_per_seq] and lengths [B] (int32) name.
+int attnlab_paged_decode_bf16(int device, uintptr_t stream, const void* q, const void* k_pages, const void* v_pages, void* o,
+                              const int* page_table, const int* lengths, int B, int H_q, int H_kv, int D, int page_size,
+                              int num_pages, int pages_per_seq) {
+    using bf16 = __nv_bfloat16;
+    return guarded("paged_decode_bf16", device, stream, [&] {
+        task5::paged_decode_bf16(static_cast<const bf16*>(q), static_cast<const bf16*>(k_pages), static_cast<const bf16*>(v_pages),
+                                 static_cast<bf16*>(o), page_table, lengths, B, H_q, H_kv, D, page_size, num_pages, pages_per_seq);
     });
 }
 

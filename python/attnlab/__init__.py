@@ -8,6 +8,7 @@ functions on torch tensors, through libattnlab.so (python/bridge.cpp, ctypes: no
     >>> o = attnlab.attention(q, k, v, causal=True)          # Task 4's fused kernel
     >>> o = torch.ops.attnlab.attention(q, k, v, True)       # the same as a torch operator (torch.compile)
     >>> q.requires_grad_(); attnlab.attention(q, k, v, causal=True).sum().backward()   # Task 4c's backward
+    >>> o = attnlab.paged_decode(q1, k_pages, v_pages, page_table, lengths)  # Task 5's paged part (bf16, GQA)
 
 Which library: $ATTNLAB_LIB; else the one inside the package (a wheel of `make python`); else the checkout's
 build/$ATTNLAB_IMPL/python/libattnlab.so (ATTNLAB_IMPL defaults to skeleton). It is loaded on the first kernel
@@ -15,9 +16,9 @@ call; argument checks need neither it nor a GPU.
 attnlab.hf registers the attention with Hugging Face transformers (imported only when asked for).
 """
 from ._library import device_count, impl, library_path, load
-from .ops import attention, decode, gemm, softmax, synchronize
+from .ops import attention, decode, gemm, paged_decode, softmax, synchronize
 from .backward import attention_backward, attention_with_lse
 from .op import REGISTERED_WITH, attention_op
 
-__all__ = ["attention", "attention_op", "attention_with_lse", "attention_backward", "decode", "softmax", "gemm",
+__all__ = ["attention", "attention_op", "attention_with_lse", "attention_backward", "decode", "paged_decode", "softmax", "gemm",
            "synchronize", "load", "impl", "library_path", "device_count", "REGISTERED_WITH"]

@@ -201,3 +201,51 @@ def gemm(a, b, transpose_b):
         raise ValueError(f"b: shape {tuple(b.shape)} does not fit a's {tuple(a.shape)}: b is {want} with K = {K} "
                          f"(a's last dimension)")
     return same_device(("a", "b"), (a, b)), N
+
+
+PAGED_HEAD_DIMS = (64, 128)  # what Task 5's paged part compiles (task5_paged/task5_paged.h)
+
+
+def paged_decode_shapes(q, k_pages, v_pages, page_table, lengths):
+    """The checks that need no tensor's values (the operator's fake runs them on fake tensors)."""
+    bf16 = (torch.bfloat16,)
+    tensor("q", q, 3, "[batch, query heads, head_dim]", bf16)
+    for name, x in (("k_pages", k_pages), ("v_pages", v_pages)):
+        tensor(name, x, 4, "[num_pages, page_size, kv heads, head_dim]", bf16)
+    if k_pages.shape != v_pages.shape:
+        raise ValueError(f"v_pages: shape {tuple(v_pages.shape)} differs from k_pages {tuple(k_pages.shape)}")
+    B, H_q, D = q.shape
+    num_pages, page_size, H_kv, D_kv = k_pages.shape
+    if D_kv != D:
+        raise ValueError(f"k_pages: head_dim {D_kv} differs from q's {D}")
+    if D not in PAGED_HEAD_DIMS:
+        raise ValueError(f"q: head_dim {D} is not supported by the paged decode (head_dim ∈ {PAGED_HEAD_DIMS})")
+    if H_kv < 1 or H_q % H_kv:
+        raise ValueError(f"q: {H_q} query heads are not a multiple of k_pages' {H_kv} KV heads "
+                         f"(each KV head serves H_q / H_kv query heads)")
+    if page_size < 1 or page_size > 256 or page_size & (page_size - 1):
+        raise ValueError(f"k_pages: page_size {page_size} (dimension 1) is not a power of two from 1 to 256")
+    for name, x, rank, layout in (("page_table", page_table, 2, "[batch, pages_per_seq]"), ("lengths", lengths, 1, "[batch]")):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{name}: expected an integer tensor, got {type(x).__name__}")
+        if x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
+            raise TypeError(f"{name}: dtype is {x.dtype}; expected integers")
+        if x.dim() != rank:
+            raise ValueError(f"{name}: has {x.dim()} dimensions {tuple(x.shape)}; expected {rank} {layout}")
+        if x.shape[0] != B:
+            raise ValueError(f"{name}: has {x.shape[0]} rows {tuple(x.shape)}; q has a batch of {B}")
+
+
+def paged_decode(q, k_pages, v_pages, page_table, lengths):
+    """q [B, H_q, D], pools [num_pages, page_size, H_kv, D] (bf16), page_table [B, pages_per_seq] and lengths [B]
+    (integer tensors, lists or tuples; any device). Returns (device, page_table, lengths) with the tables as host
+    int32 tensors (the kernel takes them on the host; one on the GPU is read back, a synchronisation). The tables'
+    values (lengths within the table, pages within the pool) are checked by the C++ side, which names the entry."""
+    page_table, lengths = (torch.tensor(x) if isinstance(x, (list, tuple)) else x for x in (page_table, lengths))
+    paged_decode_shapes(q, k_pages, v_pages, page_table, lengths)
+    for name, x in (("page_table", page_table), ("lengths", lengths)):
+        if x.numel() and (int(x.min()) < -2**31 or int(x.max()) > INT_MAX):
+            raise ValueError(f"{name}: a value is outside int32")
+    aligned_16(("q", q), ("k_pages", k_pages), ("v_pages", v_pages))
+    device = same_device(("q", "k_pages", "v_pages"), (q, k_pages, v_pages))
+    return device, *(x.to(device="cpu", dtype=torch.int32).contiguous() for x in (page_table, lengths))

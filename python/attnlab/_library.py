@@ -14,7 +14,7 @@ import threading
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(PACKAGE))  # the repository, when the package is python/attnlab in one
-ABI_VERSION = 4  # python/bridge.cpp's attnlab_abi_version()
+ABI_VERSION = 5  # python/bridge.cpp's attnlab_abi_version()
 _ERR_LEN = 4096
 
 _lock = threading.Lock()
@@ -31,6 +31,7 @@ _SIGNATURES = {  # after (device, stream): python/bridge.cpp's arguments
     "attention_backward_bf16": (_P, _P, _P, _P, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I),
     "decode": (_P, _P, _P, _P, _I, _I, _I, _I, _I),
     "decode_rows": (_P, _P, _P, _P, _I, _I, _I, _P, _I),
+    "paged_decode_bf16": (_P, _P, _P, _P, _P, _P, _I, _I, _I, _I, _I, _I, _I),
     "softmax": (_P, _P, _I, _I),
     "gemm_nn": (_P, _P, _P, _I, _I, _I, _I),
     "gemm_nt": (_P, _P, _P, _I, _I, _I, _I),

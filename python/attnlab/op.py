@@ -19,6 +19,8 @@ The operators (namespace attnlab):
     attention_backward(Tensor q, Tensor k, Tensor v, Tensor o, Tensor dout, Tensor lse, bool causal=False)
         -> (Tensor, Tensor, Tensor)
         task4::flash_attention_backward: (dq, dk, dv). No backward of its own (no double backward).
+    paged_decode(Tensor q, Tensor k_pages, Tensor v_pages, Tensor page_table, Tensor lengths) -> Tensor
+        task5::paged_decode_bf16 (Task 5's paged part): decode over a paged KV cache with GQA. No backward.
 
 torch ≥ 2.4: torch.library.custom_op, register_fake for each of the three kernels, register_autograd with
 setup_context for attention_with_lse, and the composite through a torch.library.Library fragment. Older
@@ -40,6 +42,7 @@ SCHEMAS = {
     "attention_with_lse": "attention_with_lse(Tensor q, Tensor k, Tensor v, bool causal=False) -> (Tensor, Tensor)",
     "attention_backward": "attention_backward(Tensor q, Tensor k, Tensor v, Tensor o, Tensor dout, Tensor lse, "
                           "bool causal=False) -> (Tensor, Tensor, Tensor)",
+    "paged_decode": "paged_decode(Tensor q, Tensor k_pages, Tensor v_pages, Tensor page_table, Tensor lengths) -> Tensor",
 }
 _keep = []  # the Library objects must outlive the module's import
 
@@ -68,6 +71,15 @@ def _with_lse(q, k, v, causal=False):
 
 def _backward_kernel(q, k, v, o, dout, lse, causal=False):
     return backward.attention_backward(q, k, v, o, dout, lse, causal)
+
+
+def _paged(q, k_pages, v_pages, page_table, lengths):
+    return ops.paged_decode_kernel(q, k_pages, v_pages, page_table, lengths)
+
+
+def _fake_paged(q, k_pages, v_pages, page_table, lengths):
+    _checks.paged_decode_shapes(q, k_pages, v_pages, page_table, lengths)
+    return q.new_empty(q.shape)
 
 
 def _fake_forward(q, k, v, causal=False):
@@ -152,6 +164,11 @@ def _register():
         def attention_backward(q: T, k: T, v: T, o: T, dout: T, lse: T, causal: bool = False) -> Tuple[T, T, T]:
             return _backward_kernel(q, k, v, o, dout, lse, causal)
 
+        @torch.library.custom_op("attnlab::paged_decode", mutates_args=())
+        def paged_decode(q: T, k_pages: T, v_pages: T, page_table: T, lengths: T) -> T:
+            return _paged(q, k_pages, v_pages, page_table, lengths)
+
+        torch.library.register_fake("attnlab::paged_decode")(_fake_paged)
         torch.library.register_fake("attnlab::attention_forward")(_fake_forward)
         torch.library.register_fake("attnlab::attention_with_lse")(_fake_with_lse)
         torch.library.register_fake("attnlab::attention_backward")(_fake_backward)
@@ -165,12 +182,13 @@ def _register():
     for schema in SCHEMAS.values():
         lib.define(schema)
     for name, kernel, fake in (("attention_forward", _forward, _fake_forward), ("attention_with_lse", _with_lse, _fake_with_lse),
-                               ("attention_backward", _backward_kernel, _fake_backward)):
+                               ("attention_backward", _backward_kernel, _fake_backward), ("paged_decode", _paged, _fake_paged)):
         for key in ("CUDA", "CPU"):  # CPU: the kernel's own check says the tensors must be on CUDA
             lib.impl(name, kernel, key)
         lib.impl(name, fake, "Meta")
     lib.impl("attention_forward", _refusing("attention_forward"), "Autograd")
     lib.impl("attention_backward", _refusing("attention_backward"), "Autograd")
+    lib.impl("paged_decode", _refusing("paged_decode"), "Autograd")
     lib.impl("attention_with_lse", lambda q, k, v, causal=False: _WithLse.apply(q, k, v, causal), "Autograd")
     lib.impl("attention", _route, "CompositeImplicitAutograd")
     _keep.append(lib)

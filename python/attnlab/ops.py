@@ -113,6 +113,40 @@ def decode(q, k_cache, v_cache, lengths):
     return o
 
 
+def paged_decode(q, k_pages, v_pages, page_table, lengths):
+    """Decode over a paged KV cache with grouped-query attention (Task 5's paged part, task5::paged_decode_bf16).
+
+    q: [B, H_q, D] bf16, one query per sequence; k_pages, v_pages: [num_pages, page_size, H_kv, D] bf16, the pool
+    (page_size a power of two ≤ 256, D ∈ {64, 128}, H_q a multiple of H_kv); page_table: [B, pages_per_seq] ints,
+    the pool page of each sequence's positions p·page_size …; lengths: [B] ints. o[b, h] attends over positions
+    0 … lengths[b] − 1 of sequence b with KV head h // (H_q // H_kv), as SDPA with enable_gqa=True does.
+    Returns o [B, H_q, D] bf16. The tables are read on the host: tensors on the GPU are copied back first (a
+    synchronisation); keep them on the CPU, as a server's allocator does, to avoid it. A length past its table or a
+    page outside the pool raises RuntimeError naming the entry (the kernel's own check). No backward. Under
+    torch.compile it is the operator torch.ops.attnlab.paged_decode.
+    """
+    if _is_compiling():
+        return torch.ops.attnlab.paged_decode(q, k_pages, v_pages, _as_tensor(page_table), _as_tensor(lengths))
+    return paged_decode_kernel(q, k_pages, v_pages, page_table, lengths)
+
+
+def _as_tensor(x):
+    return x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int32)
+
+
+def paged_decode_kernel(q, k_pages, v_pages, page_table, lengths):
+    """paged_decode's kernel call (the operator's implementation)."""
+    device, table, lens = _checks.paged_decode(q, k_pages, v_pages, page_table, lengths)
+    B, H_q, D = q.shape
+    num_pages, page_size, H_kv, _ = k_pages.shape
+    o = torch.empty_like(q)
+    if B * H_q:
+        _library.call("paged_decode_bf16", device, current_stream(device), q.data_ptr(), k_pages.data_ptr(),
+                      v_pages.data_ptr(), o.data_ptr(), table.data_ptr(), lens.data_ptr(), B, H_q, H_kv, D, page_size,
+                      num_pages, table.shape[1])
+    return o
+
+
 def softmax(x):
     """Softmax over the last dimension with Task 2's kernel (task2::softmax_batched); any rank ≥ 1."""
     device = _checks.softmax(x)

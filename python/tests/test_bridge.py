@@ -179,6 +179,54 @@ class BackwardChecks(Raises):
         self.check(ValueError, ["q:", "is on cpu"], attnlab.attention_with_lse, self.q, self.kv, self.kv, True)
 
 
+class PagedDecodeChecks(Raises):  # Task 5's paged part: q [B, H_q, D], pools [pages, page_size, H_kv, D], host tables
+    bf = torch.bfloat16
+    q, pool = t(2, 8, 64, dtype=bf), t(10, 16, 2, 64, dtype=bf)
+    table, lengths = torch.zeros(2, 3, dtype=torch.int32), torch.tensor([5, 40])
+
+    def test_dtype(self):  # the part is bf16
+        self.check(TypeError, ["q:", "float32", "bfloat16"], attnlab.paged_decode, self.q.float(), self.pool, self.pool,
+                   self.table, self.lengths)
+
+    def test_pool_rank(self):
+        self.check(ValueError, ["k_pages:", "3 dimensions", "[num_pages, page_size, kv heads, head_dim]"], attnlab.paged_decode,
+                   self.q, t(10, 16, 64, dtype=self.bf), self.pool, self.table, self.lengths)
+
+    def test_pools_differ(self):
+        self.check(ValueError, ["v_pages:", "differs from k_pages"], attnlab.paged_decode, self.q, self.pool,
+                   t(11, 16, 2, 64, dtype=self.bf), self.table, self.lengths)
+
+    def test_group(self):  # H_q a multiple of H_kv
+        self.check(ValueError, ["q:", "6 query heads", "4 KV heads"], attnlab.paged_decode, t(2, 6, 64, dtype=self.bf),
+                   t(10, 16, 4, 64, dtype=self.bf), t(10, 16, 4, 64, dtype=self.bf), self.table, self.lengths)
+
+    def test_head_dim(self):
+        p = t(10, 16, 2, 32, dtype=self.bf)
+        self.check(ValueError, ["q:", "head_dim 32", "(64, 128)"], attnlab.paged_decode, t(2, 8, 32, dtype=self.bf), p, p,
+                   self.table, self.lengths)
+
+    def test_page_size(self):
+        p = t(4, 48, 2, 64, dtype=self.bf)
+        self.check(ValueError, ["k_pages:", "page_size 48", "power of two"], attnlab.paged_decode, self.q, p, p, self.table,
+                   self.lengths)
+
+    def test_table_dtype(self):
+        self.check(TypeError, ["page_table:", "float32", "integers"], attnlab.paged_decode, self.q, self.pool, self.pool,
+                   self.table.float(), self.lengths)
+
+    def test_table_rows(self):
+        self.check(ValueError, ["lengths:", "3 rows", "batch of 2"], attnlab.paged_decode, self.q, self.pool, self.pool,
+                   self.table, [1, 2, 3])
+
+    def test_device(self):  # everything else right (lists for the tables): only the device is wrong
+        self.check(ValueError, ["q:", "is on cpu", "CUDA"], attnlab.paged_decode, self.q, self.pool, self.pool,
+                   [[0, 1, 2], [3, 4, 5]], [5, 40])
+
+    def test_fake_gives_q_shape(self):  # the operator's fake (torch.compile) runs the shape checks alone
+        from attnlab import op
+        self.assertEqual(op._fake_paged(self.q, self.pool, self.pool, self.table, self.lengths).shape, self.q.shape)
+
+
 class DecodeChecks(Raises):
     q, kc = t(2, 4, 1, 64), t(2, 4, 16, 64)
 

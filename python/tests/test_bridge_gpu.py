@@ -4,7 +4,8 @@ operator under torch.compile, a non-default current stream, per-sequence decode 
 backward (Task 4c): lse, dq, dk, dv against float64 autograd on the same float32 inputs, through the
 bare kernels, attnlab.attention, the operator under torch.compile(fullgraph=True), a side stream, and
 a Hugging Face GPT-2 training step against eager attention; and the same in bf16 (4b's forward, 4d's forward
-with lse and backward), under autograd, torch.compile and torch.autocast.
+with lse and backward), under autograd, torch.compile and torch.autocast; Task 5's paged decode with GQA against
+float64 and SDPA's enable_gqa, under torch.compile.
 
     ATTNLAB_IMPL=reference /usr/bin/python3 python/tests/test_bridge_gpu.py [-v]   # make python IMPL=reference first
 
@@ -381,6 +382,73 @@ class Bf16(unittest.TestCase):
         shifted = flat[1:].view(q.shape)  # contiguous, but 2 bytes past a 16-byte boundary
         with self.assertRaisesRegex(ValueError, "16-byte"):
             attnlab.attention(shifted, k, v)
+
+
+
+def paged_batch(lengths, H_q, H_kv, D, page_size, seed):
+    """q [B, H_q, D] and a pool of shuffled pages [num_pages, page_size, H_kv, D] (bf16) holding each sequence's
+    positions, NaN in every slot no position holds and in a spare page; the table (unused entries −1) and the
+    sequences' K, V as lists [L, H_kv, D] for the oracle."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    used = [(L + page_size - 1) // page_size for L in lengths]
+    num_pages = sum(used) + 1
+    perm = torch.randperm(num_pages, generator=torch.Generator().manual_seed(seed)).tolist()
+    pages_per_seq = max(used) + 1
+    table = torch.full((len(lengths), pages_per_seq), -1, dtype=torch.int32)
+    k_pages = torch.full((num_pages, page_size, H_kv, D), float("nan"), device="cuda").bfloat16()
+    v_pages = k_pages.clone()
+    ks, vs, nxt = [], [], 0
+    for b, L in enumerate(lengths):
+        k, v = (torch.randn(L, H_kv, D, device="cuda", generator=g).bfloat16() for _ in range(2))
+        for p in range(used[b]):
+            page, n = perm[nxt], min(page_size, L - p * page_size)
+            nxt += 1
+            table[b, p] = page
+            k_pages[page, :n], v_pages[page, :n] = k[p * page_size:p * page_size + n], v[p * page_size:p * page_size + n]
+        ks.append(k), vs.append(v)
+    q = torch.randn(len(lengths), H_q, D, device="cuda", generator=g).bfloat16()
+    return q, k_pages, v_pages, table, torch.tensor(lengths, dtype=torch.int32), ks, vs
+
+
+def paged_oracle(q, ks, vs):
+    """float64 attention of each sequence's query heads over its positions, query head h on KV head h // g."""
+    out = []
+    for b, (k, v) in enumerate(zip(ks, vs)):
+        g = q.shape[1] // k.shape[1]
+        kk, vv = (x.double().transpose(0, 1).repeat_interleave(g, 0) for x in (k, v))  # [H_q, L, D]
+        s = (q[b].double().unsqueeze(1) @ kk.transpose(1, 2)) / q.shape[2] ** 0.5     # [H_q, 1, L]
+        out.append((torch.softmax(s, -1) @ vv).squeeze(1))
+    return torch.stack(out)
+
+
+class PagedDecode(unittest.TestCase):  # Task 5's paged part: its tolerance is 4b's (task5_paged/README.md)
+    within = Bf16.within
+
+    def test_against_float64(self):
+        for lengths, H_q, H_kv, D, page in (([1, 300, 129], 16, 4, 128, 16), ([64, 65], 32, 1, 128, 64),
+                                             ([5, 2000, 1], 8, 8, 64, 1), ([4096], 32, 8, 128, 256)):
+            q, kp, vp, table, lens, ks, vs = paged_batch(lengths, H_q, H_kv, D, page, seed=len(lengths) + H_kv + page)
+            what = f"paged_decode lengths={lengths} H_q={H_q} H_kv={H_kv} D={D} page={page}"
+            self.within(attnlab.paged_decode(q, kp, vp, table, lens), paged_oracle(q, ks, vs), BF16_O, what, l2=4e-3,
+                        kind="paged o")
+            # the tables on the GPU (read back by the bridge) and as lists give the same
+            self.assertTrue(torch.equal(attnlab.paged_decode(q, kp, vp, table.cuda(), lens.cuda()),
+                                        attnlab.paged_decode(q, kp, vp, table.tolist(), lens.tolist())), what)
+
+    def test_compile_and_sdpa(self):  # torch.compile(fullgraph=True), and SDPA's enable_gqa on the gathered cache
+        q, kp, vp, table, lens, ks, vs = paged_batch([700, 700], 32, 8, 128, 64, seed=5)
+        fn = torch.compile(lambda q, kp, vp, t, n: attnlab.paged_decode(q, kp, vp, t, n) * 2, fullgraph=True)
+        got = fn(q, kp, vp, table, lens) / 2
+        self.within(got, paged_oracle(q, ks, vs), BF16_O, "paged_decode under torch.compile", kind="paged o")
+        k, v = (torch.stack(x).transpose(1, 2) for x in (ks, vs))  # [B, H_kv, L, D]
+        sdpa = torch.nn.functional.scaled_dot_product_attention(q.unsqueeze(2), k, v, enable_gqa=True).squeeze(2)
+        self.within(got, sdpa.double(), BF16_O, "paged_decode against SDPA (enable_gqa)")
+
+    def test_bad_page_names_the_entry(self):  # the kernel's own check, as RuntimeError naming the entry
+        q, kp, vp, table, lens, _, _ = paged_batch([40, 17], 8, 2, 64, 16, seed=3)
+        table[1, 1] = kp.shape[0]
+        with self.assertRaisesRegex(RuntimeError, r"page_table\[1\]\[1\]"):
+            attnlab.paged_decode(q, kp, vp, table, lens)
 
 
 def print_worst():
