@@ -212,20 +212,38 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
     const __nv_bfloat16* k_head = p.k_pages + (size_t)it.kvh * D + ch * 8;
     const __nv_bfloat16* v_head = p.v_pages + (size_t)it.kvh * D + ch * 8;
     const bool whole_page = p.page_shift >= 6;
-    auto load_tile = [&](int stage, int key_start) {
-        const size_t tile_base =
-            whole_page ? ((size_t)table[key_start >> p.page_shift] << p.page_shift | (key_start & page_mask)) * row_stride : 0;
+    // Shared-memory addresses of this thread's chunks in stage 0 (a stage further is a fixed step), once.
+    unsigned k_dst[PER], v_dst[PER];
 #pragma unroll
-        for (int i = 0; i < PER; ++i) {
-            const int r = r0 + i * RSTEP, pos = key_start + r;
-            const bool valid = pos < it.key1;
-            size_t off = 0;
-            if (valid)
-                off = whole_page ? tile_base + r * row_stride
-                                 : ((size_t)table[pos >> p.page_shift] << p.page_shift | (pos & page_mask)) * row_stride;
-            const int dst = stage * kKeys * D + tile_offset<D, true>(r, ch);
-            cp_async16(smem_u32(sK + dst), k_head + off, valid);
-            cp_async16(smem_u32(sV + dst), v_head + off, valid);
+    for (int i = 0; i < PER; ++i) {
+        const int off = tile_offset<D, true>(r0 + i * RSTEP, ch);
+        k_dst[i] = smem_u32(sK + off), v_dst[i] = smem_u32(sV + off);
+    }
+    constexpr unsigned kStageBytes = kKeys * D * sizeof(__nv_bfloat16);
+    const size_t step = RSTEP * row_stride;  // from one of a thread's rows to its next, in a page that holds the tile
+    auto load_tile = [&](int stage, int key_start) {
+        const unsigned at = stage * kStageBytes;
+        if (whole_page) {  // the branch is the same for the whole block: no divergence
+            const __nv_bfloat16* k = k_head + ((size_t)table[key_start >> p.page_shift] << p.page_shift | (key_start & page_mask)) *
+                                                  row_stride + r0 * row_stride;
+            const __nv_bfloat16* v = v_head + (k - k_head);
+            const int rows_left = it.key1 - key_start - r0;  // row r0 + i·RSTEP exists iff i·RSTEP < rows_left
+#pragma unroll
+            for (int i = 0; i < PER; ++i) {
+                const bool valid = i * RSTEP < rows_left;
+                cp_async16(k_dst[i] + at, valid ? k + i * step : k_head, valid);
+                cp_async16(v_dst[i] + at, valid ? v + i * step : v_head, valid);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < PER; ++i) {
+                const int pos = key_start + r0 + i * RSTEP;
+                const bool valid = pos < it.key1;
+                const size_t off =
+                    valid ? ((size_t)table[pos >> p.page_shift] << p.page_shift | (pos & page_mask)) * row_stride : 0;
+                cp_async16(k_dst[i] + at, k_head + off, valid);
+                cp_async16(v_dst[i] + at, v_head + off, valid);
+            }
         }
     };
     const int tiles = (it.key1 - it.key0 + kKeys - 1) / kKeys;
