@@ -45,13 +45,8 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
                        int page_size, int num_pages, int pages_per_seq) {
     using namespace paged_detail;
     const char* fn = "paged_decode_bf16";
-    for (auto [name, ptr, device] : {std::tuple<const char*, const void*, bool>{"q", q, true}, {"k_pages", k_pages, true},
-                                     {"v_pages", v_pages, true}, {"o", o, true}, {"page_table", page_table, false},
-                                     {"lengths", lengths, false}})
-        check_pointer(fn, name, ptr, device);
-    const Geometry g{B, H_q, H_kv, D, page_size, num_pages, pages_per_seq};
-    check_sizes(fn, g);
-    check_tables(fn, g, page_table, lengths, false);
+    check_call(fn, {B, H_q, H_kv, D, page_size, num_pages, pages_per_seq}, {{"q", q}, {"k_pages", k_pages}, {"v_pages", v_pages}, {"o", o}},
+               page_table, lengths, false);
     std::vector<int> host(page_table, page_table + size_t(B) * pages_per_seq);
     host.insert(host.end(), lengths, lengths + B);
     const int* dev = upload_ints(host);

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -76,6 +77,16 @@ inline void check_tables(const char* fn, const Geometry& g, const int* table, co
                                         " of length " + str(len) + " uses its pages 0 … " + str(used - 1) + ")");
         }
     }
+}
+
+// Every check of a call, in this order: the sizes, the pointers (`device` ones 16-byte aligned), the tables.
+inline void check_call(const char* fn, const Geometry& g, std::initializer_list<std::pair<const char*, const void*>> device,
+                       const int* table, const int* lengths, bool last_page_only) {
+    check_sizes(fn, g);
+    for (auto [name, p] : device) check_pointer(fn, name, p, true);
+    check_pointer(fn, "page_table", table, false);
+    check_pointer(fn, "lengths", lengths, false);
+    check_tables(fn, g, table, lengths, last_page_only);
 }
 
 // Device memory kept between calls, grown in stream order when a call needs more (freed with cudaFreeAsync, so
@@ -485,7 +496,7 @@ static void require_bf16_mma(const char* fn) {
 #else
 // ------------------------------------------------------------------------------------------------
 // The plan (task5_paged/README.md, "The plan"): the ladder's first rungs are yours to climb.
-//   task5b.1  paged_append_bf16: check the arguments and the tables (paged_detail::check_sizes, check_tables), then
+//   task5b.1  paged_append_bf16: check the arguments and the tables (paged_detail::check_call), then
 //             compute on the host each sequence's destination row, page·page_size + slot, copy those B ints to the
 //             device (paged_detail::upload_ints) and launch one block per (sequence, KV head) that moves the D bf16
 //             of K and of V (16 bytes a thread).
@@ -504,13 +515,8 @@ void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __n
 #if SOLUTION
     using namespace paged_detail;
     const char* fn = "paged_append_bf16";
-    for (auto [name, ptr, device] : {std::tuple<const char*, const void*, bool>{"k_pages", k_pages, true}, {"v_pages", v_pages, true},
-                                     {"k_new", k_new, true}, {"v_new", v_new, true}, {"page_table", page_table, false},
-                                     {"lengths", lengths, false}})
-        check_pointer(fn, name, ptr, device);
-    const Geometry g{B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq};
-    check_sizes(fn, g);
-    check_tables(fn, g, page_table, lengths, true);
+    check_call(fn, {B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq},
+               {{"k_pages", k_pages}, {"v_pages", v_pages}, {"k_new", k_new}, {"v_new", v_new}}, page_table, lengths, true);
     require_bf16_mma(fn);
     std::vector<int> dst(B);
     for (int b = 0; b < B; ++b) {
@@ -533,13 +539,8 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
 #if SOLUTION
     using namespace paged_detail;
     const char* fn = "paged_decode_bf16";
-    for (auto [name, ptr, device] : {std::tuple<const char*, const void*, bool>{"q", q, true}, {"k_pages", k_pages, true},
-                                     {"v_pages", v_pages, true}, {"o", o, true}, {"page_table", page_table, false},
-                                     {"lengths", lengths, false}})
-        check_pointer(fn, name, ptr, device);
     const Geometry g{B, H_q, H_kv, D, page_size, num_pages, pages_per_seq};
-    check_sizes(fn, g);
-    check_tables(fn, g, page_table, lengths, false);
+    check_call(fn, g, {{"q", q}, {"k_pages", k_pages}, {"v_pages", v_pages}, {"o", o}}, page_table, lengths, false);
     require_bf16_mma(fn);
     const bool wide = H_q / H_kv > 16;  // a group of more than 16 query heads: blocks of 32
     if (D == 64) return wide ? launch<64, 4, 2>(g, q, k_pages, v_pages, o, page_table, lengths)

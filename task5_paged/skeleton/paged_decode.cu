@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -75,6 +76,16 @@ inline void check_tables(const char* fn, const Geometry& g, const int* table, co
     }
 }
 
+// Every check of a call, in this order: the sizes, the pointers (`device` ones 16-byte aligned), the tables.
+inline void check_call(const char* fn, const Geometry& g, std::initializer_list<std::pair<const char*, const void*>> device,
+                       const int* table, const int* lengths, bool last_page_only) {
+    check_sizes(fn, g);
+    for (auto [name, p] : device) check_pointer(fn, name, p, true);
+    check_pointer(fn, "page_table", table, false);
+    check_pointer(fn, "lengths", lengths, false);
+    check_tables(fn, g, table, lengths, last_page_only);
+}
+
 // Device memory kept between calls, grown in stream order when a call needs more (freed with cudaFreeAsync, so
 // kernels already queued keep theirs): a call that allocates and frees its scratch spends host time in the driver
 // that the GPU waits through, and a decode step is only a few hundred microseconds.
@@ -122,7 +133,7 @@ inline const int* upload_ints(const std::vector<int>& host) {
 
 // ------------------------------------------------------------------------------------------------
 // The plan (task5_paged/README.md, "The plan"): the ladder's first rungs are yours to climb.
-//   task5b.1  paged_append_bf16: check the arguments and the tables (paged_detail::check_sizes, check_tables), then
+//   task5b.1  paged_append_bf16: check the arguments and the tables (paged_detail::check_call), then
 //             compute on the host each sequence's destination row, page·page_size + slot, copy those B ints to the
 //             device (paged_detail::upload_ints) and launch one block per (sequence, KV head) that moves the D bf16
 //             of K and of V (16 bytes a thread).
