@@ -26,6 +26,7 @@ void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __n
     a.add(k_pages, pool, Role::inout), a.add(v_pages, pool, Role::inout), a.add(k_new, n, Role::in), a.add(v_new, n, Role::in);
     a.args.push_back(in(words(page_table), count({B, pages_per_seq}))), a.args.push_back(in(words(lengths), count({B})));
     nlohmann::json s = geometry(B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq);
+    s.erase("H_q");  // the append has no query heads
     s["null"] = a.null;
     call("paged_append_bf16", a.args, s);
 }
