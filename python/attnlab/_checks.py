@@ -238,10 +238,9 @@ def paged_decode_shapes(q, k_pages, v_pages, page_table, lengths):
 
 def paged_decode(q, k_pages, v_pages, page_table, lengths):
     """q [B, H_q, D], pools [num_pages, page_size, H_kv, D] (bf16), page_table [B, pages_per_seq] and lengths [B]
-    (integer tensors, lists or tuples; any device). Returns (device, page_table, lengths) with the tables as host
-    int32 tensors (the kernel takes them on the host; one on the GPU is read back, a synchronisation). The tables'
-    values (lengths within the table, pages within the pool) are checked by the C++ side, which names the entry."""
-    page_table, lengths = (torch.tensor(x) if isinstance(x, (list, tuple)) else x for x in (page_table, lengths))
+    (integer tensors; any device). Returns (device, page_table, lengths) with the tables as host int32 tensors (the
+    kernel takes them on the host; one on the GPU is read back, a synchronisation). The tables' values (lengths within
+    the table, pages within the pool) are checked by the C++ side, which names the entry."""
     paged_decode_shapes(q, k_pages, v_pages, page_table, lengths)
     for name, x in (("page_table", page_table), ("lengths", lengths)):
         if x.numel() and (int(x.min()) < -2**31 or int(x.max()) > INT_MAX):

@@ -125,13 +125,11 @@ def paged_decode(q, k_pages, v_pages, page_table, lengths):
     page outside the pool raises RuntimeError naming the entry (the kernel's own check). No backward. Under
     torch.compile it is the operator torch.ops.attnlab.paged_decode.
     """
+    page_table, lengths = (torch.tensor(x, dtype=torch.int32) if isinstance(x, (list, tuple)) else x
+                           for x in (page_table, lengths))
     if _is_compiling():
-        return torch.ops.attnlab.paged_decode(q, k_pages, v_pages, _as_tensor(page_table), _as_tensor(lengths))
+        return torch.ops.attnlab.paged_decode(q, k_pages, v_pages, page_table, lengths)
     return paged_decode_kernel(q, k_pages, v_pages, page_table, lengths)
-
-
-def _as_tensor(x):
-    return x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int32)
 
 
 def paged_decode_kernel(q, k_pages, v_pages, page_table, lengths):

@@ -78,9 +78,7 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     using namespace paged_detail;
     check_call("paged_decode_bf16", {B, H_q, H_kv, D, page_size, num_pages, pages_per_seq},
                {{"q", q}, {"k_pages", k_pages}, {"v_pages", v_pages}, {"o", o}}, page_table, lengths, false);
-    std::vector<int> host(page_table, page_table + size_t(B) * pages_per_seq);
-    host.insert(host.end(), lengths, lengths + B);
-    const int* dev = upload_ints(host);
+    const int* dev = upload_ints({{page_table, size_t(B) * pages_per_seq}, {lengths, size_t(B)}});
     const dim3 grid(unsigned((long long)B * H_kv), unsigned((H_q / H_kv + paged_group::kHeads - 1) / paged_group::kHeads));
     const float scale = float(1.0 / std::sqrt(double(D)));
     if (D == 64)

@@ -106,10 +106,11 @@ inline void* kept_device_memory(int which, size_t bytes) {
 // n floats of scratch (a split's partial results), valid for kernels launched after this on stream 0 until the next call.
 inline float* scratch_floats(size_t n) { return static_cast<float*>(kept_device_memory(1, n * sizeof(float))); }
 
-// Host ints (a table, a plan) on the device in stream order: valid for kernels launched after this on stream 0 until
-// the next upload; `host` may change once this returns. They go through pinned memory, a ring of four buffers each
-// reused once its last copy is done, so that the copy is a plain DMA queued in stream order.
-inline const int* upload_ints(const std::vector<int>& host) {
+// Host ints (a table, a plan) on the device in stream order: the pieces one after another, valid for kernels launched
+// after this on stream 0 until the next upload; the host arrays may change once this returns. They go straight into
+// pinned memory, a ring of four buffers each reused once its last copy is done, so that the copy is a plain DMA queued
+// in stream order.
+inline const int* upload_ints(std::initializer_list<std::pair<const int*, size_t>> pieces) {
     struct Staging {
         int* p = nullptr;
         size_t n = 0;
@@ -117,20 +118,24 @@ inline const int* upload_ints(const std::vector<int>& host) {
     };
     static Staging ring[4];
     static unsigned next = 0;
+    size_t total = 0;
+    for (auto [p, n] : pieces) total += n;
     Staging& s = ring[next++ % 4];
     if (!s.done) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventSynchronize(s.done));  // its previous copy has left it
-    if (s.n < host.size()) {
+    if (s.n < total) {
         if (s.p) CUDA_CHECK(cudaFreeHost(s.p));
-        s.n = std::max<size_t>(host.size(), 1 << 14);
+        s.n = std::max<size_t>(total, 1 << 14);
         CUDA_CHECK(cudaMallocHost(&s.p, s.n * sizeof(int)));
     }
-    std::copy(host.begin(), host.end(), s.p);
-    int* dev = static_cast<int*>(kept_device_memory(0, host.size() * sizeof(int)));
-    CUDA_CHECK(cudaMemcpyAsync(dev, s.p, host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+    int* at = s.p;
+    for (auto [p, n] : pieces) at = std::copy(p, p + n, at);
+    int* dev = static_cast<int*>(kept_device_memory(0, total * sizeof(int)));
+    CUDA_CHECK(cudaMemcpyAsync(dev, s.p, total * sizeof(int), cudaMemcpyHostToDevice, 0));
     CUDA_CHECK(cudaEventRecord(s.done, 0));
     return dev;
 }
+inline const int* upload_ints(const std::vector<int>& host) { return upload_ints({{host.data(), host.size()}}); }
 
 }  // namespace paged_detail
 
@@ -386,11 +391,11 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
 
 // One block per (split sequence, query head): the parts' outputs weighted by 2^(lse − max), D threads.
 struct MergeParams {
-    const int* merge;  // [n, 2]: sequence, its first item
+    const int* merge;  // [n, 2]: sequence, its first part
     const int* splits;
     const float *part_o, *part_lse;
     __nv_bfloat16* o;
-    int H_q, H_kv, g;
+    int H_q, g;
 };
 
 __global__ void merge_kernel(MergeParams p) {
@@ -449,14 +454,12 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
         if (estimate < best) best = estimate, chunk = c;
         if (c == 1) break;
     }
-    std::vector<int> host(size_t(g.B) * g.pages_per_seq + g.B);  // the page table, then each sequence's split count
-    std::copy(table, table + size_t(g.B) * g.pages_per_seq, host.begin());
-    int* splits = host.data() + size_t(g.B) * g.pages_per_seq;
+    std::vector<int> splits(g.B);  // each sequence's pieces per KV head
     std::vector<Item> items;
-    std::vector<int> merge;
+    std::vector<int> merge;  // (sequence, its first part) of each split sequence
     int parts = 0;
     for (int b = 0; b < g.B; ++b) {
-        const int t = tiles[b], per = (t + (t + chunk - 1) / chunk - 1) / ((t + chunk - 1) / chunk), n = (t + per - 1) / per;
+        const int t = tiles[b], n0 = (t + chunk - 1) / chunk, per = (t + n0 - 1) / n0, n = (t + per - 1) / per;
         splits[b] = n;
         if (n > 1) merge.push_back(b), merge.push_back(parts);
         for (int h = 0; h < g.H_kv; ++h)
@@ -466,23 +469,26 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     // The longest pieces first: in a ragged batch the short ones fill the last wave instead of the long ones running alone.
     auto longer = [](const Item& x, const Item& y) { return x.key1 - x.key0 > y.key1 - y.key0; };
     if (!std::is_sorted(items.begin(), items.end(), longer)) std::stable_sort(items.begin(), items.end(), longer);
-    const size_t table_ints = host.size();
-    const int* words = reinterpret_cast<const int*>(items.data());
-    host.insert(host.end(), words, words + items.size() * sizeof(Item) / sizeof(int));
-    host.insert(host.end(), merge.begin(), merge.end());
-    const int* dev = upload_ints(host);
+    // On the device, one after another: the page table, the split counts, the items, the merge list.
+    const size_t table_ints = size_t(g.B) * g.pages_per_seq, item_ints = items.size() * sizeof(Item) / sizeof(int);
+    const int* dev = upload_ints({{table, table_ints},
+                                  {splits.data(), splits.size()},
+                                  {reinterpret_cast<const int*>(items.data()), item_ints},
+                                  {merge.data(), merge.size()}});
+    const int* dev_splits = dev + table_ints;
+    const Item* dev_items = reinterpret_cast<const Item*>(dev_splits + g.B);
+    const int* dev_merge = dev_splits + g.B + item_ints;
     const size_t part_rows = merge.empty() ? 1 : size_t(parts) * group;  // split outputs need room; one row otherwise
     float* part_o = scratch_floats(part_rows * (D + 1));
     float* part_lse = part_o + part_rows * D;
     int shift = 0;
     while ((1 << shift) < g.page_size) ++shift;
-    const DecodeParams p{q, k_pages, v_pages, o, dev, reinterpret_cast<const Item*>(dev + table_ints),
-                         dev + size_t(g.B) * g.pages_per_seq, part_o, part_lse, g.H_q, g.H_kv, group, row_blocks,
+    const DecodeParams p{q, k_pages, v_pages, o, dev, dev_items, dev_splits, part_o, part_lse, g.H_q, g.H_kv, group, row_blocks,
                          shift, g.pages_per_seq, float(1.4426950408889634 / std::sqrt(double(D)))};
     decode_kernel<D, STAGES, MT><<<unsigned(items.size() * row_blocks), kThreads, smem>>>(p);
     CUDA_CHECK_LAUNCH();
     if (!merge.empty()) {
-        const MergeParams mp{dev + table_ints + items.size() * sizeof(Item) / sizeof(int), p.splits, part_o, part_lse, o, g.H_q, g.H_kv, group};
+        const MergeParams mp{dev_merge, dev_splits, part_o, part_lse, o, g.H_q, group};
         merge_kernel<<<unsigned(merge.size() / 2 * g.H_q), D>>>(mp);
         CUDA_CHECK_LAUNCH();
     }

@@ -103,10 +103,11 @@ inline void* kept_device_memory(int which, size_t bytes) {
 // n floats of scratch (a split's partial results), valid for kernels launched after this on stream 0 until the next call.
 inline float* scratch_floats(size_t n) { return static_cast<float*>(kept_device_memory(1, n * sizeof(float))); }
 
-// Host ints (a table, a plan) on the device in stream order: valid for kernels launched after this on stream 0 until
-// the next upload; `host` may change once this returns. They go through pinned memory, a ring of four buffers each
-// reused once its last copy is done, so that the copy is a plain DMA queued in stream order.
-inline const int* upload_ints(const std::vector<int>& host) {
+// Host ints (a table, a plan) on the device in stream order: the pieces one after another, valid for kernels launched
+// after this on stream 0 until the next upload; the host arrays may change once this returns. They go straight into
+// pinned memory, a ring of four buffers each reused once its last copy is done, so that the copy is a plain DMA queued
+// in stream order.
+inline const int* upload_ints(std::initializer_list<std::pair<const int*, size_t>> pieces) {
     struct Staging {
         int* p = nullptr;
         size_t n = 0;
@@ -114,20 +115,24 @@ inline const int* upload_ints(const std::vector<int>& host) {
     };
     static Staging ring[4];
     static unsigned next = 0;
+    size_t total = 0;
+    for (auto [p, n] : pieces) total += n;
     Staging& s = ring[next++ % 4];
     if (!s.done) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventSynchronize(s.done));  // its previous copy has left it
-    if (s.n < host.size()) {
+    if (s.n < total) {
         if (s.p) CUDA_CHECK(cudaFreeHost(s.p));
-        s.n = std::max<size_t>(host.size(), 1 << 14);
+        s.n = std::max<size_t>(total, 1 << 14);
         CUDA_CHECK(cudaMallocHost(&s.p, s.n * sizeof(int)));
     }
-    std::copy(host.begin(), host.end(), s.p);
-    int* dev = static_cast<int*>(kept_device_memory(0, host.size() * sizeof(int)));
-    CUDA_CHECK(cudaMemcpyAsync(dev, s.p, host.size() * sizeof(int), cudaMemcpyHostToDevice, 0));
+    int* at = s.p;
+    for (auto [p, n] : pieces) at = std::copy(p, p + n, at);
+    int* dev = static_cast<int*>(kept_device_memory(0, total * sizeof(int)));
+    CUDA_CHECK(cudaMemcpyAsync(dev, s.p, total * sizeof(int), cudaMemcpyHostToDevice, 0));
     CUDA_CHECK(cudaEventRecord(s.done, 0));
     return dev;
 }
+inline const int* upload_ints(const std::vector<int>& host) { return upload_ints({{host.data(), host.size()}}); }
 
 }  // namespace paged_detail
 
