@@ -23,7 +23,7 @@ float bound(int fan_in, double scale = 1.0) { return float(scale / std::sqrt(dou
 }  // namespace
 
 double ModelConfig::params() const {
-    const double h = hidden, per_layer = 4 * h + 4 * h * h + 3 * double(ffn) * h;
+    const double h = hidden, per_layer = 4 * h + h * qkv_width() + h * h + 3 * double(ffn) * h;
     return layers * per_layer + 2 * double(vocab) * h + 2 * h;
 }
 
@@ -35,14 +35,17 @@ size_t ModelConfig::run_bytes(Attention mode) const {
 }
 
 std::string ModelConfig::describe() const {
-    return fmt::format("vocab {} hidden {} heads {}×{} layers {} ffn {} batch {} max_seq {} ({:.2f} B params)", vocab, hidden,
-                       heads, head_dim(), layers, ffn, batch, max_seq, params() / 1e9);
+    const std::string kv = kv_head_count() == heads ? "" : fmt::format(" over {} KV heads", kv_head_count());
+    return fmt::format("vocab {} hidden {} heads {}×{}{} layers {} ffn {} batch {} max_seq {} ({:.2f} B params)", vocab, hidden,
+                       heads, head_dim(), kv, layers, ffn, batch, max_seq, params() / 1e9);
 }
 
 void ModelConfig::validate() const {
     auto fail = [&](const std::string& what) { throw std::invalid_argument("model config: " + what + " (" + describe() + ")"); };
     if (vocab < 2 || hidden < 1 || heads < 1 || layers < 1 || ffn < 1 || batch < 1 || max_seq < 1) fail("every size must be positive");
     if (hidden % heads) fail(fmt::format("hidden {} is not a multiple of heads {}", hidden, heads));
+    if (kv_heads < 0 || kv_heads > heads || heads % kv_head_count())
+        fail(fmt::format("heads {} is not a multiple of kv_heads {}", heads, kv_heads));
     const int D = head_dim();
     if (D != 32 && D != 64 && D != 96 && D != 128) fail(fmt::format("head_dim {} is not 32, 64, 96 or 128", D));
 }
@@ -75,7 +78,7 @@ Weights::Weights(const ModelConfig& c) : cfg(c) {
         Layer L{};
         L.ln1_g = take(H, tensor_seed(s, l, ln1_g), 0.8f, 1.2f);
         L.ln1_b = take(H, tensor_seed(s, l, ln1_b), -0.1f, 0.1f);
-        L.w_qkv = take(size_t(3) * H * H, tensor_seed(s, l, w_qkv), -bound(H), bound(H));
+        L.w_qkv = take(size_t(cfg.qkv_width()) * H, tensor_seed(s, l, w_qkv), -bound(H), bound(H));
         L.w_o = take(size_t(H) * H, tensor_seed(s, l, w_o), -bound(H), bound(H));
         L.ln2_g = take(H, tensor_seed(s, l, ln2_g), 0.8f, 1.2f);
         L.ln2_b = take(H, tensor_seed(s, l, ln2_b), -0.1f, 0.1f);
@@ -91,6 +94,9 @@ Weights::Weights(const ModelConfig& c) : cfg(c) {
 
 DecoderModel::DecoderModel(std::shared_ptr<const Weights> weights, Attention mode)
     : w_(std::move(weights)), cfg_(w_->cfg), mode_(mode), history_(cfg_.batch, cfg_.max_seq, cfg_.vocab) {
+    if (cfg_.kv_head_count() != cfg_.heads)
+        throw std::invalid_argument("DecoderModel runs one K/V head per query head; " + cfg_.describe() +
+                                    " is served by task6_serve's ServingModel");
     const int H = cfg_.hidden, F = cfg_.ffn, V = cfg_.vocab, D = cfg_.head_dim();
     const size_t T = size_t(cfg_.batch) * cfg_.max_seq;
     if (mode_ == Attention::kv_cache) {  // one allocation; each layer's K then V

@@ -33,14 +33,17 @@ struct ModelConfig {
     int vocab = 512, hidden = 256, heads = 4, layers = 2, ffn = 1024;  // ffn: the MLP's width (4 × hidden)
     int batch = 2, max_seq = 64;  // the cache holds max_seq positions
     uint64_t seed = 6001;
+    int kv_heads = 0;  // 0: one K/V head per query head (MHA); fewer: grouped-query attention (Task 6's part 6b)
     int head_dim() const { return hidden / heads; }
+    int kv_head_count() const { return kv_heads ? kv_heads : heads; }
+    int qkv_width() const { return hidden + 2 * kv_head_count() * head_dim(); }  // the fused projection's outputs
     double params() const;
     size_t weight_bytes() const { return size_t(params()) * sizeof(float); }
     size_t kv_cache_bytes() const { return size_t(2) * layers * batch * max_seq * hidden * sizeof(float); }
     // Device memory of one DecoderModel beyond the weights (activations, cache, oracle scores).
     size_t run_bytes(Attention mode) const;
     std::string describe() const;
-    void validate() const;  // std::invalid_argument naming the bad field
+    void validate() const;  // std::invalid_argument naming the bad field (a DecoderModel also needs kv_heads == heads)
     // The course's size: batch 4, prompt 1024 + 100 new tokens, hidden 4096, 32 heads, 24 layers,
     // vocab 8192 (6.51 B parameters, 26.04 GB fp32).
     static ModelConfig course();

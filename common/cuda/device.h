@@ -48,6 +48,11 @@ public:
         if (h.size() != n_) throw std::invalid_argument("DeviceBuffer::upload: size mismatch");
         CUDA_CHECK(cudaMemcpy(p_, h.data(), bytes(), cudaMemcpyHostToDevice));
     }
+    // The first h.size() elements (a buffer sized for the most a call needs, filled to what this one has).
+    void upload_prefix(const std::vector<T>& h) {
+        if (h.size() > n_) throw std::invalid_argument("DeviceBuffer::upload_prefix: more elements than the buffer holds");
+        if (!h.empty()) CUDA_CHECK(cudaMemcpy(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    }
     std::vector<T> download() const {
         std::vector<T> h(n_);
         CUDA_CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
