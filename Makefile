@@ -57,11 +57,12 @@ CPU_TASKS := 1 3
 GPU_TASKS := 2 4 5 6 7
 DRIVE_TASKS := 2 4 5
 TASKS     := $(sort $(CPU_TASKS) $(GPU_TASKS))
-# A task's folders: taskN, and for Task 4 its bonus parts, each a room of its own (README "Layout").
-# runner_task4 serves all four (runner_task5 both of Task 5's); each folder brings its operations (serve.cpp), trusted-side
+# A task's folders: taskN, and for Tasks 4, 5 and 6 their bonus parts, each a room of its own (README "Layout").
+# runner_task4 serves all four (runner_task5 and runner_task6 both parts of theirs); each folder brings its operations (serve.cpp), trusted-side
 # stand-ins (remote.cpp) and null functions (null_submission.cpp).
 TASK4_PARTS := task4 task4_bf16 task4_backward task4_bf16_backward
 TASK5_PARTS := task5 task5_paged
+TASK6_PARTS := task6 task6_serve
 task_dirs    = $(or $(TASK$(1)_PARTS),task$(1))
 # Each task's implementation: <folder>/$(IMPL)/*.{cpp,cu} unless TASKn_SRC says otherwise (controls do).
 $(foreach t,$(TASKS),$(eval TASK$(t)_SRC ?= $$(wildcard $$(foreach d,$$(call task_dirs,$(t)),$$(d)/$$(IMPL)/*.cpp $$(d)/$$(IMPL)/*.cu))))
@@ -77,7 +78,7 @@ endif
 # Files a task links besides its implementation (harness-side, not the student's), and the other
 # tasks whose implementation it builds on (Task 6 runs the student's Task-4 and Task-5 kernels).
 TASK4_EXTRA := task4/tuning.cpp
-TASK6_EXTRA := task4/tuning.cpp task6/model.cpp task6/timing.cpp
+TASK6_EXTRA := task4/tuning.cpp task6/model.cpp task6/timing.cpp task6_serve/serving_model.cpp
 TASK6_USES  := 4 5
 # Task 7 has nothing of the student's own: GPT-2 runs on their Tasks 4, 5 and 6.
 TASK7_EXTRA := task4/tuning.cpp task7/tokenizer.cpp task7/gpt2.cpp
@@ -93,13 +94,15 @@ HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp 
 HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu common/cuda/bf16_tensor.cpp \
-               common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
+               common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
                common/llm/history.cpp common/llm/utf8.cpp \
                common/cuda/memory_watch.cpp common/cuda/digest.cu common/llm/remote_model.cpp
 
 # A runner (build/<impl>/bin/runner_taskN) is the only program that holds student code: the channel,
 # device staging, the task's operations (taskN/serve.cpp) and what the student's code may call.
 # No oracle, no cuBLAS (Tasks 6 and 7: the model's projections need it), nothing that judges.
+# Task 6b's serving engine and model: the runner's (they call the student's code) and the benchmark's.
+TASK6B_ENGINE := task6_serve/serving_model.cpp task6_serve/serving_paged.cpp task6_serve/engine.cpp
 RUNNER_CPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_cpu.cpp common/remote/wire.cpp
 RUNNER_GPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remote/serve.cpp common/remote/serve_gpu.cpp common/remote/wire.cpp \
                   common/remote/launch_log_runner.cpp \
@@ -108,10 +111,11 @@ RUNNER_LDLIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -l
 runner_ldlibs   = $(if $(filter $(1),$(CPU_TASKS)),-lpthread,$(RUNNER_LDLIBS))
 TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
 TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA)
-TASK6_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA) task6/model.cpp task6/timing.cpp common/cuda/cublas_gemm.cpp \
-                      common/llm/kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/history.cpp \
-                      common/cuda/attention_oracle.cu
-TASK7_RUNNER_EXTRA := $(TASK6_RUNNER_EXTRA) task7/gpt2.cpp common/llm/utf8.cpp
+TASK6_MODEL_RUNNER := $(TASK4_RUNNER_EXTRA) task6/model.cpp task6/timing.cpp common/cuda/cublas_gemm.cpp \
+                      common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu \
+                      common/llm/history.cpp common/cuda/attention_oracle.cu
+TASK6_RUNNER_EXTRA := $(TASK6_MODEL_RUNNER) $(TASK6B_ENGINE)
+TASK7_RUNNER_EXTRA := $(TASK6_MODEL_RUNNER) task7/gpt2.cpp common/llm/utf8.cpp
 TASK6_RUNNER_LIBS  := -lcublas
 TASK7_RUNNER_LIBS  := -lcublas
 runner_src = $(if $(filter $(1),$(GPU_TASKS)),$(RUNNER_GPU_SRC),$(RUNNER_CPU_SRC)) $(TASK$(1)_RUNNER_EXTRA) \
@@ -136,6 +140,7 @@ GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tas
 # (The kit ships all of them; staff-only tools are not among them.)
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
+              task6_serve/serving_model.* task6_serve/serving_paged.cpp task6_serve/engine.* \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp \
               task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               $(wildcard prebuilt/common/*.o prebuilt/common/cuda/*.o) \
@@ -151,7 +156,8 @@ ldlibs_of  = $(if $(filter $(1),$(CPU_TASKS)),$(CPU_LDLIBS),$(LDLIBS))
 IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
 
 .PHONY: task4-bf16 bench-task4-bf16 ladder-task4-bf16 check-ladder-task4-bf16 task4-backward bench-task4-backward ladder-task4-backward \
-        ladder-task4-backward-tf32 task4-bf16-backward bench-task4-bf16-backward task5-paged bench-task5-paged
+        ladder-task4-backward-tf32 task4-bf16-backward bench-task4-bf16-backward task5-paged bench-task5-paged \
+        task6-serve bench-task6-serve
 .PHONY: cuda-toolkit
 .PHONY: help all deps setup model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
@@ -357,6 +363,7 @@ $(PY_BUILD)/python/bridge.o: python/bridge.cpp
 TASK4C_ORACLE := common/cuda/backward_oracle_cpu.cpp common/cuda/backward_oracle_gpu.cu
 TASK4_BONUS_CASES := task4_bf16/cases_bf16.cpp task4_backward/cases_backward.cpp task4_bf16_backward/cases_bf16_backward.cpp $(TASK4C_ORACLE)
 TASK5_BONUS_CASES := task5_paged/cases_paged.cpp
+TASK6_BONUS_CASES := task6_serve/cases_serve.cpp
 TASK4B_CASES := task4_bf16/cases_bf16.cpp task4_bf16/remote.cpp
 $(BUILD)/bin/task4_bf16: $(call obj_common,$(call test_main,4) common/case_test.cpp task4_bf16/test_task4_bf16.cpp $(TASK4B_CASES)) \
                          $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task4 $(call null_runner,4)
@@ -522,6 +529,30 @@ $(BUILD)/bin/bench_task5_paged: $(call obj_common,task5_paged/bench_task5_paged.
 bench-task5-paged: $(BUILD)/bin/bench_task5_paged
 	./$(BUILD)/bin/bench_task5_paged $(ARGS)
 
+# ---- Task 6's serving part (task6_serve/task6_serve.h): a room of its own, served by runner_task6 ------------------
+# Its implementation is part of Task 6's (task6_serve/$(IMPL)/paged_serving.cpp), on the student's 4b and 5b kernels.
+# The trusted side needs the model's weights (task6/model.cpp), whose DecoderModel calls the student's functions:
+# their proxies (remote.cpp) stand in, never called.
+TASK6B_CASES := task6_serve/cases_serve.cpp task6_serve/serving_model.cpp task6/model.cpp $(call task_proxy_src,6)
+$(BUILD)/bin/task6_serve: $(call obj_common,$(call test_main,6) common/case_test.cpp task6_serve/test_task6_serve.cpp \
+                          $(TASK6B_CASES)) $(HARNESS_OBJ) | $(RUNNER_BIN_DIR)/runner_task6 $(call null_runner,6)
+	@mkdir -p $(dir $@)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
+
+task6-serve: cuda-toolkit
+	@bash tools/setup/install_deps.sh --packages-only
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task6_serve $(RUNNER_BIN_DIR)/runner_task6
+	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task6_serve
+
+# A trace served paged and reserved at max_seq on the student's kernels: tokens/s, TBT, TTFT, pages, the largest batch.
+$(BUILD)/bin/bench_task6_serve: $(call obj_common,task6_serve/bench_task6_serve.cpp task4/tuning.cpp task6/model.cpp task6/timing.cpp $(TASK6B_ENGINE)) $(HARNESS_OBJ) \
+                                $(call obj_impl,$(call task_impl_src,6))
+	@mkdir -p $(dir $@)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
+
+bench-task6-serve: $(BUILD)/bin/bench_task6_serve
+	./$(BUILD)/bin/bench_task6_serve $(ARGS)
+
 # Task 6's model on the student's Tasks 4–6: TTFT, TBT, the no-cache baseline, where a step's time goes.
 $(BUILD)/bin/bench_task6: $(call obj_common,task6/bench_task6.cpp $(TASK6_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(call task_impl_src,6))
 	@mkdir -p $(dir $@)
@@ -662,7 +693,7 @@ all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADE
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4) \
      $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16 \
      $(BUILD)/bin/task4_backward $(BUILD)/bin/bench_task4_backward $(BUILD)/bin/task4_bf16_backward $(BUILD)/bin/bench_task4_bf16_backward \
-     $(BUILD)/bin/task5_paged $(BUILD)/bin/bench_task5_paged
+     $(BUILD)/bin/task5_paged $(BUILD)/bin/bench_task5_paged $(BUILD)/bin/task6_serve $(BUILD)/bin/bench_task6_serve
 
 # ---- skeletons are generated from the reference (unifdef drops the SOLUTION blocks) -----------
 REFERENCE_SRC := $(wildcard task*/reference/*.cpp task*/reference/*.cu)

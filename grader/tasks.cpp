@@ -11,6 +11,7 @@
 #include "task5/cases.h"
 #include "task5_paged/cases_paged.h"
 #include "task6/cases.h"
+#include "task6_serve/cases_serve.h"
 #include "task7/cases.h"
 
 namespace grader {
@@ -34,6 +35,7 @@ const std::vector<TaskDef>& built_bonus_parts() {
         {4, true, task4::backward_grade_cases, "4c"},
         {4, true, task4::bf16_backward_grade_cases, "4d"},
         {5, true, task5::paged_grade_cases, "5b"},
+        {6, true, task6::serve_grade_cases, "6b"},
     };
     return parts;
 }

@@ -13,6 +13,8 @@
 
 namespace attn::remote {
 
+Handlers task6_serve_handlers();  // the serving part's operations (task6_serve/serve.cpp): runner_task6 serves both parts
+
 namespace {
 
 std::unique_ptr<task6::DecoderModel> model;
@@ -60,6 +62,7 @@ Handlers task_handlers() {
          }},
     };
     llm::add_model_steps(h, model);
+    for (auto& [op, fn] : task6_serve_handlers()) h.emplace(op, fn);
     return h;
 }
 

@@ -161,7 +161,7 @@ for t in $CPU_TASKS; do
 done
 step "CPU tasks without the CUDA toolkit (nvcc hidden)" bash tools/ci/check_no_cuda.sh
 step "make asan-task1, asan-task3: the CPU tasks in one process (a crash at its line)" bash tools/ci/check_debug_drivers.sh
-for t in $GPU_TASKS 4_bf16 4_backward 4_bf16_backward 5_paged; do  # Task 4's bonus parts, Task 5's paged part
+for t in $GPU_TASKS 4_bf16 4_backward 4_bf16_backward 5_paged 6_serve; do  # the bonus parts of Tasks 4, 5 and 6
   step "task$t reference passes (GPU)" ./build/reference/bin/task$t
   step "task$t skeleton fails cleanly (GPU)" skeleton_fails_cleanly ./build/skeleton/bin/task$t
 done

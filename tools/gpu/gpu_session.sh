@@ -2,7 +2,7 @@
 # gpu_session.sh — everything the GPU machine must check, in one command, from binaries built
 # elsewhere (tools/gpu/pack_gpu.sh packs them into carry/gpu.tar.xz). Logs go to $OUT (default build/gpu-out).
 #
-#   [ONLY_TASKS="5"] [SKIP_TESTS=1] [SKIP_GRADE=1] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [CONTROL_REPEAT=N] [SKIP_EXPLOITS=1] [SKIP_GOLDENS=1] bash tools/gpu/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [backward] [bf16bwd] [paged] [reftimes]
+#   [ONLY_TASKS="5"] [SKIP_TESTS=1] [SKIP_GRADE=1] [SKIP_CONTROLS=1] [ONLY_CONTROLS="name …"] [CONTROL_REPEAT=N] [SKIP_EXPLOITS=1] [SKIP_GOLDENS=1] bash tools/gpu/gpu_session.sh [bench] [tune] [anchors] [hf] [ladder] [bf16] [backward] [bf16bwd] [paged] [serve] [reftimes]
 # Carry carry/ (tools/gpu/pack_gpu.sh), and for Task 7 .deps/gpt2.tiktoken and models/kjv-gpt2/{config.json,
 # model.safetensors}: its goldens and the model's reference are made there.
 # Always: goldens for the GPU tasks, each GPU task's tests (reference must pass, skeleton must fail
@@ -12,6 +12,7 @@
 # `ladder` the optimisation ladders of Tasks 2, 4, 5, `bf16` Task 4's bf16 ladder, benchmark and torch's bf16
 # backends (tools/vs_torch/sdpa_bf16.py), `backward` Task 4's backward ladder, benchmark and torch's float32 backward
 # (tools/vs_torch/sdpa_backward.py), `paged` Task 5's paged decode beside torch's and FA4's (tools/vs_torch/paged_decode.py),
+# `serve` Task 6's serving benchmark (paged beside a cache reserved at max_seq) and its picture,
 # `reftimes` the reference's times for the kit's
 # estimates (tools/gpu/reference_times.py → $OUT/reference_times.json).
 set -uo pipefail
@@ -40,6 +41,7 @@ for d in build/carry/goldens/*; do [ -e "$d" ] && [ ! -e "goldens/$(basename "$d
 tests=$GPU_TASKS
 grep -qw 4 <<<"$GPU_TASKS" && tests="$tests 4_bf16 4_backward 4_bf16_backward"  # Task 4's bonus parts beside it
 grep -qw 5 <<<"$GPU_TASKS" && tests="$tests 5_paged"  # Task 5's paged part beside it
+grep -qw 6 <<<"$GPU_TASKS" && tests="$tests 6_serve"  # Task 6's serving part beside it
 [ -n "${SKIP_TESTS:-}" ] && tests=""
 for t in $tests; do
   timeout 300 ./build/carry/reference/task$t > "$OUT/task${t}_reference.log" 2>&1
@@ -89,6 +91,10 @@ for arg in "$@"; do
           note "bench_task5_paged: exit $?"
           timeout 400 python3 tools/vs_torch/paged_decode.py > "$OUT/paged_decode_torch.log" 2>&1
           note "paged_decode (torch's decode kernels and FA4's paged one, same GPU): exit $?" ;;
+    serve) timeout 400 ./build/carry/reference/bench_task6_serve --csv "$OUT" > "$OUT/bench_task6_serve.log" 2>&1
+          note "bench_task6_serve: exit $?"
+          python3 tools/pictures/plot_serving.py "$OUT" > "$OUT/plot_serving.log" 2>&1
+          note "plot_serving: exit $? — $(tail -n 1 "$OUT/plot_serving.log")" ;;
     backward) timeout 300 ./build/carry/reference/ladder_task4_backward > "$OUT/ladder_task4_backward.log" 2>&1
           note "ladder_task4_backward: exit $?"
           timeout 300 ./build/carry/reference/bench_task4_backward > "$OUT/bench_task4_backward.log" 2>&1

@@ -47,6 +47,10 @@ strip -o build/carry/reference/bench_task4_bf16_backward build/reference/bin/ben
 strip -o build/carry/reference/task5_paged build/reference/bin/task5_paged
 strip -o build/carry/skeleton/task5_paged build/skeleton/bin/task5_paged
 strip -o build/carry/reference/bench_task5_paged build/reference/bin/bench_task5_paged
+# Task 6's serving part: its tests on both sides, its benchmark (gpu_session.sh serve draws its picture)
+strip -o build/carry/reference/task6_serve build/reference/bin/task6_serve
+strip -o build/carry/skeleton/task6_serve build/skeleton/bin/task6_serve
+strip -o build/carry/reference/bench_task6_serve build/reference/bin/bench_task6_serve
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
 [ -d goldens/task6 ] && mkdir -p build/carry/goldens && cp -r goldens/task6 build/carry/goldens/
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4
