@@ -29,6 +29,7 @@ void serve_trace(Call& c) {
     o.reservation = c.s("reservation") == "max_seq" ? task6::Reservation::max_seq : task6::Reservation::per_request;
     auto weights = std::make_shared<task6::Weights>(model_of(a.at("model")));
     task6::ServingModel model(weights, c.i("max_rows"), o.page_size, o.num_pages);
+    model.verify_pages(true);
     const task6::ServeReport rep = task6::serve(model, trace, o);
     nlohmann::json requests = nlohmann::json::array(), steps = nlohmann::json::array();
     std::vector<float> logits;

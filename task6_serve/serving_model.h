@@ -41,6 +41,8 @@ public:
     // oracle: the logits at every position of one sequence [n, vocab].
     attn::Tensor all_logits(const std::vector<int>& tokens);
 
+    // paged: after each layer's attention, check that every row's K and V sit in its sequence's page (the tests; slow).
+    void verify_pages(bool on) { verify_pages_ = on; }
     const ModelConfig& config() const { return cfg_; }
     int max_rows() const { return max_rows_; }
     // bf16 K and V of one position in every layer: what a token costs the cache.
@@ -57,12 +59,15 @@ private:
                  int logit_rows);
     void oracle_attention(int T);
     LayerPages layer(int l) const;
+    void check_rows_in_pages(const char* call, int l, const PagePool& pool, const std::vector<const PagedSequence*>& owners,
+                             const std::vector<int>& positions) const;
     static __nv_bfloat16* bf16(const attn::DeviceBuffer<uint16_t>& b) { return reinterpret_cast<__nv_bfloat16*>(b.get()); }
 
     std::shared_ptr<const Weights> w_;
     const ModelConfig& cfg_;
     Mode mode_;
     int max_rows_, page_size_, num_pages_;
+    bool verify_pages_ = false;
     attn::CublasGemm gemm_;
     attn::DeviceBuffer<uint16_t> pools_;  // bf16 bits: per layer K pool then V pool
     attn::DeviceBuffer<uint16_t> q_, k_, v_, o_, scratch_;
