@@ -8,7 +8,8 @@
 // largest batch each way that the GPU's free memory would hold, from the measured free memory and the trace's lengths.
 // Every request's tokens are checked against the oracle run alone (the first --check requests; 0: none).
 //   make bench-task6-serve IMPL=reference [ARGS="--quick --pool-gb 2 --requests 256 --csv DIR"]
-// --csv DIR writes each run's steps (DIR/serve_steps_<way>.csv) for tools/pictures/plot_serving.py.
+// --csv DIR writes each run's steps (DIR/serve_steps_<way>.csv, for tools/pictures/plot_serving.py) and requests
+// (DIR/serve_requests_<way>.csv: when each arrived, started and finished, its TTFT and median TBT).
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -88,7 +89,15 @@ int oracle_disagreements(const ModelConfig& c, const std::vector<Request>& trace
     return bad;
 }
 
-void write_csv(const std::string& dir, const char* way, const ServeReport& rep, int pool_pages, int page_size) {
+void write_csv(const std::string& dir, const char* way, const std::vector<Request>& trace, const ServeReport& rep, int pool_pages,
+               int page_size) {
+    std::ofstream r(dir + "/serve_requests_" + way + ".csv");
+    r << "request,prompt,new_tokens,arrival_step,admitted_step,finished_step,ttft_ms,tbt_median_ms\n";
+    for (size_t i = 0; i < trace.size(); ++i) {
+        const RequestReport& q = rep.requests[i];
+        r << i << ',' << trace[i].prompt.size() << ',' << trace[i].new_tokens << ',' << q.arrival_step << ',' << q.admitted_step << ','
+          << q.finished_step << ',' << q.ttft_ms << ',' << (q.tbt_ms.empty() ? 0.0 : percentile(q.tbt_ms, 0.5)) << '\n';
+    }
     std::ofstream f(dir + "/serve_steps_" + way + ".csv");
     f << "step,running,prefills,pages_in_use,pages_promised,tokens_in_cache,end_ms,pool_pages,page_size\n";
     for (size_t s = 0; s < rep.steps.size(); ++s) {
@@ -150,7 +159,7 @@ int main(int argc, char** argv) try {
             fmt::print("         the first {} requests against the oracle run alone: {} greedy tokens disagree beyond the tolerance\n", n,
                        oracle_disagreements(c, trace, rep, n));
         }
-        if (!a.csv.empty()) write_csv(a.csv, name, rep, num_pages, page_size);
+        if (!a.csv.empty()) write_csv(a.csv, name, trace, rep, num_pages, page_size);
     }
     // The largest batch the whole GPU would hold: the free memory with the weights and one model's activations in place.
     const double cache_bytes = double(free_b) + a.pool_gb * 1e9 - 1e9;  // 1 GB left for the workspace
