@@ -198,12 +198,14 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
     t.perf_share = rt.perf.share, t.perf_timed = rt.perf.timed;
     // A static check of the student's objects: it needs no GPU, so it runs even where the task cannot.
     const std::string null_runner = attn::remote::null_runner_path(rt.id);
+    std::vector<std::string> uncalled;  // of the kernels this part must run on (rubric "requires_calls")
     auto it = opt.objects.find(rt.id);
     if (it == opt.objects.end()) {
         t.note = "symbol check of the objects not run: no --objects given for this task";
     } else {
         std::vector<std::string> own;
         for (const auto& [task, objs] : opt.objects) own.insert(own.end(), objs.begin(), objs.end());
+        uncalled = missing_calls(it->second, rt.requires_calls);
         for (const auto& sym : disallowed_symbols(it->second, own, rt.harness, null_runner))
             t.flags.push_back("disallowed symbol (a task may use its own code, the C/C++ and CUDA runtimes, and the "
                               "harness names grader/rubric.json lists for it; it may not replace any of them, nor run code "
@@ -243,6 +245,18 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         t.cases.push_back({cases[i].name, cases[i].weight, run.results[i]});
         fmt::print("{}\n", attn::case_line(cases[i].name, run.results[i]));
     }
+    // A part that passes cases without calling the kernels it is built on did the work some other way (attention on the
+    // host, a library): flagged. One that passes none of the cases that need them (a skeleton, an allocator alone) is
+    // told what is missing by its cases.
+    bool passed_any = false;
+    for (size_t i = 0; i < cases.size(); ++i)
+        passed_any = passed_any || (run.results[i].status == "passed" &&
+                                    (rt.requires_calls_suites.empty() ||
+                                     std::count(rt.requires_calls_suites.begin(), rt.requires_calls_suites.end(), cases[i].suite)));
+    if (passed_any)
+        for (const auto& name : uncalled)
+            t.flags.push_back(fmt::format("passes cases but its objects never call {}: this part is graded on your own kernels "
+                                          "(grader/rubric.json, \"requires_calls\")", name));
     if (rt.perf.timed) {
         if (!all_cases_passed(t)) {
             t.perf.note = "not measured: a task's speed is timed only when every correctness case passed";

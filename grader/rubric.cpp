@@ -22,7 +22,7 @@ Rubric load_rubric(const std::string& path) {
         r.edited_harness_scores_zero = j.value("edited_harness_scores_zero", true);
         auto task = [&](const nlohmann::json& t) {
             RubricTask rt{t.at("id").get<int>(), t.value("bonus", std::string()), t.at("title").get<std::string>(),
-                          t.at("points").get<double>(), {}, {}};
+                          t.at("points").get<double>(), {}, {}, {}, {}};
             if (t.contains("performance")) {
                 const auto& p = t.at("performance");
                 rt.perf.timed = true;
@@ -40,6 +40,8 @@ Rubric load_rubric(const std::string& path) {
                                                          "not increasing", path, rt.id));
             }
             rt.harness = t.value("harness", std::vector<std::string>{});
+            rt.requires_calls = t.value("requires_calls", std::vector<std::string>{});
+            rt.requires_calls_suites = t.value("requires_calls_suites", std::vector<std::string>{});
             return rt;
         };
         for (const auto& t : j.at("tasks")) r.tasks.push_back(task(t));

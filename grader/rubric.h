@@ -16,6 +16,10 @@ struct RubricTask {
     double points = 0;
     PerfSpec perf;                           // perf.share == 0: correctness only
     std::vector<std::string> harness;        // prefixes of harness names the student's objects may use (symbols.h)
+    // names the student's objects must call (prefixes of demangled names): a part built on the student's other
+    // kernels (6b on 4b and 5b) is graded on them, not on work done some other way.
+    std::vector<std::string> requires_calls;
+    std::vector<std::string> requires_calls_suites;  // the suites whose passing cases need those calls (empty: every suite)
 };
 
 struct Rubric {

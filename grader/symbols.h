@@ -41,6 +41,10 @@ std::vector<std::string> disallowed_symbols(const std::vector<std::string>& obje
                                             const std::vector<std::string>& harness_prefixes,
                                             const std::string& null_runner = "");
 
+// Of `required` (prefixes of demangled names), those that no object of `objects` references: a part that must run on
+// the student's other kernels calls them.
+std::vector<std::string> missing_calls(const std::vector<std::string>& objects, const std::vector<std::string>& required);
+
 // The same rule on the program that actually runs, whatever objects were named: every function the
 // runner exports to the shared libraries (its dynamic symbol table — stripping keeps it) replaces the
 // library's for every caller. "runner: name (why)" for each, less what the null runner exports too.
