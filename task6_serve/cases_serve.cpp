@@ -40,6 +40,7 @@ struct TraceSpec {
     int page_size = 16, num_pages = 0, max_batch = 8;
     uint64_t seed = 1;
     std::vector<std::pair<int, int>> fixed;  // requests of exactly (prompt, new tokens), arriving first
+    bool expect_waiting = false;             // the pool is tight enough that some request must wait for pages
 };
 
 std::vector<Request> make_trace(const TraceSpec& s) {
@@ -90,9 +91,13 @@ bool requests_agree(CaseResult& r, const TraceSpec& s, const std::vector<Request
         const Request& q = trace[i];
         const int S = int(q.prompt.size());
         const std::vector<int> tokens = served[i].at("tokens").get<std::vector<int>>();
-        if (int(tokens.size()) != S + q.new_tokens || !std::equal(q.prompt.begin(), q.prompt.end(), tokens.begin())) {
+        if (int(tokens.size()) != S + q.new_tokens) {
             r.reason = fmt::format("request {} came back with {} tokens; its prompt of {} and {} new ones expected", i,
                                    tokens.size(), S, q.new_tokens);
+            return false;
+        }
+        if (!std::equal(q.prompt.begin(), q.prompt.end(), tokens.begin())) {
+            r.reason = fmt::format("request {} came back with a prompt other than the one it was sent", i);
             return false;
         }
         const Tensor want = oracle.all_logits(std::vector<int>(tokens.begin(), tokens.end() - 1));
@@ -103,7 +108,8 @@ bool requests_agree(CaseResult& r, const TraceSpec& s, const std::vector<Request
             const std::string step = fmt::format("request {} (prompt {}, admitted at step {}), its token {} at position {}", i, S,
                                                  served[i].at("admitted").get<int>(), j + 1, S + j);
             if (!llm::check_step(r, step, got, row, {tokens[size_t(S + j)]}, {argmax(row.ptr(), V)}, kServeTol)) {
-                if (j == 0) r.reason += " — the prefill (prefill_paged); later tokens come from decode_paged";
+                r.reason += j == 0 ? " — its first token comes from the prefill's attention (prefill_paged)"
+                                   : " — a decode step (decode_paged), over the K and V the prefill and the earlier steps stored";
                 return false;
             }
         }
@@ -131,9 +137,13 @@ CaseResult trace_case(const TraceSpec& s) {
     if (!requests_agree(r, s, trace, reply)) return r;
     int peak_running = 0, peak_pages = 0, waited = 0;
     for (const auto& st : reply.head.at("steps")) peak_running = std::max(peak_running, st[0].get<int>()), peak_pages = std::max(peak_pages, st[2].get<int>());
-    for (const auto& q : reply.head.at("requests")) waited += q.at("admitted").get<int>() > 0;
-    r.note = fmt::format("{} steps, up to {} sequences decoding together, up to {} of {} pages in use",
-                         reply.head.at("steps").size(), peak_running, peak_pages, s.num_pages);
+    for (size_t i = 0; i < trace.size(); ++i) waited += reply.head.at("requests")[i].at("admitted").get<int>() > trace[i].arrival_step;
+    if (s.expect_waiting && waited == 0) {  // the case exists to make requests wait for pages and reuse them
+        r.reason = "no request waited for pages: the engine's report says every one started when it arrived";
+        return r;
+    }
+    r.note = fmt::format("{} steps, up to {} sequences decoding together, up to {} of {} pages in use, {} requests waited for pages",
+                         reply.head.at("steps").size(), peak_running, peak_pages, s.num_pages, waited);
     r.metrics = {{"peak batch", peak_running}, {"peak pages", peak_pages}};
     r.status = "passed";
     return r;
@@ -146,16 +156,46 @@ struct Op {
     int seq, length;
 };
 
-CaseResult allocator_case() {
-    const int num_pages = 10, page_size = 16, sequences = 3;
-    const std::vector<Op> ops = {
-        {true, 0, 1},   {true, 0, 16},  {true, 0, 17},  {true, 1, 100}, {true, 2, 33},  {true, 2, 16},
-        {true, 0, 33},  {false, 1, 0},  {true, 0, 33},  {true, 2, 80},  {false, 0, 0},  {false, 2, 0},
-        {true, 1, 160}, {true, 1, 161}, {false, 1, 0},
-    };
+struct Script {
+    int num_pages, page_size, sequences;
+    std::vector<Op> ops;
+    uint64_t shuffle_seed;
+};
+
+// 15 calls over 10 pages of 16: growth within a page, across pages, a reservation the pool cannot meet (twice), a
+// release that makes room for it, a sequence grown to the whole pool and one position past it.
+Script fixed_script() {
+    return {10, 16, 3,
+            {{true, 0, 1}, {true, 0, 16}, {true, 0, 17}, {true, 1, 100}, {true, 2, 33}, {true, 2, 16}, {true, 0, 33}, {false, 1, 0},
+             {true, 0, 33}, {true, 2, 80}, {false, 0, 0}, {false, 2, 0}, {true, 1, 160}, {true, 1, 161}, {false, 1, 0}},
+            6200};
+}
+
+// A script drawn from GRADER_SEED: a pool of 6 … 24 pages, 3 … 6 sequences, 60 calls growing a sequence by up to three
+// pages' worth or releasing it, so that some reservations cannot be met.
+Script fresh_script() {
+    auto g = rng_for("task6b.allocator");
+    Script sc{uniform_int(g, 6, 24), pick(g, std::vector<int>{1, 4, 16, 64}), uniform_int(g, 3, 6), {}, g()};
+    std::vector<int> length(size_t(sc.sequences), 0);
+    for (int i = 0; i < 60; ++i) {
+        const int q = uniform_int(g, 0, sc.sequences - 1);
+        if (length[size_t(q)] > 0 && uniform_int(g, 0, 4) == 0) {
+            sc.ops.push_back({false, q, 0}), length[size_t(q)] = 0;
+        } else {
+            const int grown = length[size_t(q)] + uniform_int(g, 0, 3 * sc.page_size);
+            sc.ops.push_back({true, q, grown});
+            length[size_t(q)] = grown;  // the trusted side's model below decides whether it fits; lengths only grow
+        }
+    }
+    return sc;
+}
+
+CaseResult allocator_case(const Script& sc) {
+    const int num_pages = sc.num_pages, page_size = sc.page_size, sequences = sc.sequences;
+    const std::vector<Op>& ops = sc.ops;
     std::vector<int> free(static_cast<size_t>(num_pages));
     std::iota(free.begin(), free.end(), 0);
-    std::shuffle(free.begin(), free.end(), std::mt19937_64(6200));
+    std::shuffle(free.begin(), free.end(), std::mt19937_64(sc.shuffle_seed));
     CaseResult r;
     r.shape = fmt::format("a pool of {} pages of {} positions (free list shuffled), {} sequences, {} calls", num_pages, page_size,
                           sequences, ops.size());
@@ -247,9 +287,10 @@ TraceSpec fresh_spec(int draw) {
     const int D = pick(g, std::vector<int>{64, 128}), kv = pick(g, std::vector<int>{1, 2, 4}), group = pick(g, std::vector<int>{1, 2, 4, 8});
     TraceSpec s;
     s.model = model(uniform_int(g, 200, 3000), kv * group, kv, D, uniform_int(g, 1, 3), g() % 1000000, 512);
-    s.requests = uniform_int(g, 4, 14), s.max_prompt = uniform_int(g, 1, 300), s.max_new = uniform_int(g, 1, 40);
+    // Never a draw that skips a feature: decode steps (8 new tokens or more), batches (2 or more), prompts past a page.
+    s.requests = uniform_int(g, 4, 14), s.max_prompt = uniform_int(g, 16, 300), s.max_new = uniform_int(g, 8, 40);
     s.arrival_steps = uniform_int(g, 0, 10), s.page_size = pick(g, std::vector<int>{1, 8, 16, 32, 64, 128, 256});
-    s.max_batch = uniform_int(g, 1, 12), s.seed = g();
+    s.max_batch = uniform_int(g, 2, 12), s.seed = g();
     const int biggest = pages_for(s.max_prompt + s.max_new, s.page_size);
     s.num_pages = biggest + uniform_int(g, 0, 4 * biggest);  // from one request at a time to room for several
     return s;
@@ -259,7 +300,15 @@ TraceSpec fresh_spec(int draw) {
 
 std::vector<GradeCase> serve_grade_cases() {
     std::vector<GradeCase> cases;
-    cases.push_back({"allocator: reserve and release on a shuffled free list", 1.0, [] { return allocator_case(); }, "allocator"});
+    cases.push_back({"allocator: reserve and release on a shuffled free list", 1.0, [] { return allocator_case(fixed_script()); },
+                     "allocator"});
+    cases.push_back({"allocator: a script drawn from GRADER_SEED", 0.5,
+                     [] {
+                         CaseResult r = allocator_case(fresh_script());
+                         r.shape = fmt::format("seed {}: {}", grader_seed(), r.shape);
+                         return r;
+                     },
+                     "allocator"});
     const auto add = [&](const std::string& name, double w, const std::string& suite, TraceSpec s) {
         cases.push_back({name, w, [s] { return trace_case(s); }, suite});
     };
@@ -271,7 +320,7 @@ std::vector<GradeCase> serve_grade_cases() {
     {
         TraceSpec s;  // GQA g=4, a pool of 12 pages of 64: requests wait, then reuse pages others released
         s.model = model(1000, 8, 2, 128, 2, 6302, 512), s.requests = 12, s.max_prompt = 250, s.max_new = 40;
-        s.page_size = 64, s.num_pages = 12, s.seed = 12;
+        s.page_size = 64, s.num_pages = 12, s.seed = 12, s.expect_waiting = true;
         add("GQA 8 over 2, D=128, pages of 64, a tight pool", 1.0, "serve", s);
     }
     {
@@ -282,7 +331,7 @@ std::vector<GradeCase> serve_grade_cases() {
     }
     {
         TraceSpec s;  // a long prompt (split-KV in decode) among short ones, g = 8, big pages
-        s.model = model(900, 16, 2, 128, 1, 6304, 1700), s.requests = 7, s.max_prompt = 60, s.max_new = 12;
+        s.model = model(900, 16, 2, 128, 2, 6304, 1700), s.requests = 7, s.max_prompt = 60, s.max_new = 12;
         s.fixed = {{1500, 130}, {1, 1}, {129, 3}};
         s.page_size = 256, s.num_pages = 20, s.max_batch = 6, s.seed = 14;
         add("GQA 16 over 2, D=128, pages of 256, a 1500-token prompt among short ones", 1.0, "serve", s);

@@ -35,8 +35,9 @@ class PoolAudit {
 public:
     explicit PoolAudit(const ServeOptions& o) : o_(o) {}
 
+    // `before`: the focus sequence's pages before the call, which must still lead its list (a page keeps its positions).
     void check(const char* call, const PagePool& pool, const std::vector<std::pair<int, const PagedSequence*>>& holders,
-               int focus_request, const PagedSequence& focus, int positions) const {
+               int focus_request, const PagedSequence& focus, int positions, const std::vector<int>& before = {}) const {
         const auto fail = [&](const std::string& what) {
             throw std::logic_error(fmt::format("after {} for request {} ({} positions): {}", call, focus_request, positions, what));
         };
@@ -47,6 +48,9 @@ public:
         if (int(focus.pages.size()) != want)
             fail(fmt::format("the sequence holds {} pages; {} positions in pages of {} need {}", focus.pages.size(), positions,
                              o_.page_size, want));
+        if (!std::equal(before.begin(), before.end(), focus.pages.begin()))
+            fail(fmt::format("the sequence's first {} pages changed: page p holds positions p·page_size … for the sequence's "
+                             "whole life (append new pages, never reorder or replace the old)", before.size()));
         size_t held = 0;
         for (const auto& h : holders) held += h.second->pages.size();
         if (held + pool.free_pages.size() != size_t(o_.num_pages))
@@ -135,6 +139,16 @@ ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const 
         last_token_ms[size_t(r.request)] = t;
         ++r.generated, ++rep.generated_tokens;
     };
+    // One sequence to other pages (engine.h, "Pages move"), when the pool has as many free.
+    const auto relocate = [&](Running& r) {
+        const size_t n = r.seq.pages.size();
+        if (n == 0 || pool.free_pages.size() < n) return;
+        std::vector<int> to(pool.free_pages.end() - long(n), pool.free_pages.end());
+        pool.free_pages.resize(pool.free_pages.size() - n);
+        model.move_pages(r.seq.pages, to);
+        pool.free_pages.insert(pool.free_pages.begin(), r.seq.pages.begin(), r.seq.pages.end());  // reused last
+        r.seq.pages = to;
+    };
     int promised_total = 0, finished = 0, step = 0;
     size_t next = 0;
     const auto finish = [&](Running& r) {
@@ -146,6 +160,7 @@ ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const 
     };
 
     while (finished < N) {
+        if (o.relocate_every > 0 && step % o.relocate_every == 0 && !running.empty()) relocate(running[size_t(step / o.relocate_every) % running.size()]);
         StepReport s;
         const double start = now();
         for (size_t i = next; i < order.size() && trace[size_t(order[i])].arrival_step <= step; ++i)
@@ -178,10 +193,11 @@ ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const 
             std::vector<const PagedSequence*> seqs;
             for (Running& r : running) {
                 const int length = r.seq.length + 1;
+                const std::vector<int> before = r.seq.pages;
                 if (!reserve_pages(pool, r.seq, length))
                     throw std::logic_error(fmt::format("reserve_pages returned false for request {} growing to {} positions "
                                                        "with {} pages free", r.request, length, pool.free_pages.size()));
-                audit.check("reserve_pages", pool, holders(nullptr), r.request, r.seq, length);
+                audit.check("reserve_pages", pool, holders(nullptr), r.request, r.seq, length, before);
                 r.seq.length = length;
                 newest.push_back(rep.requests[size_t(r.request)].tokens.back());
                 seqs.push_back(&r.seq);

@@ -13,6 +13,10 @@
 // sequence at the model's longest length would hold — the same kernels and pages, the memory a contiguous cache
 // needs. Pages are taken only as a sequence grows either way; the promise only decides who may start.
 //
+// Pages move: every `relocate_every` steps (the tests: every few) the engine moves one running sequence to other free
+// pages, as a server compacting its pool would, copying its K and V and making the old pages NaN again. A sequence's
+// K and V are wherever its pages say at each call, never where they were.
+//
 // After every call of the student's reserve_pages and release_pages the engine checks the pool: every page held by
 // exactly one running sequence or free, each sequence holding just the pages its length needs. A broken rule throws
 // std::logic_error saying which (in full when ServeOptions::check_pool_fully, else the counts).
@@ -38,6 +42,7 @@ struct ServeOptions {
     bool keep_logits = true;        // every generated token's logits in the report (the checks need them)
     bool check_pool_fully = true;   // every page after every allocator call (a benchmark's big pool: the counts)
     uint64_t free_list_seed = 6200; // the free list starts shuffled: a page's number says nothing of whose it is
+    int relocate_every = 0;         // steps between moves of a running sequence's pages (0: never)
 };
 
 struct RequestReport {

@@ -27,6 +27,7 @@ void serve_trace(Call& c) {
     task6::ServeOptions o;
     o.page_size = c.i("page_size"), o.num_pages = c.i("num_pages"), o.max_batch = c.i("max_batch");
     o.reservation = c.s("reservation") == "max_seq" ? task6::Reservation::max_seq : task6::Reservation::per_request;
+    o.relocate_every = 3;  // the tests move a running sequence's pages every third step
     auto weights = std::make_shared<task6::Weights>(model_of(a.at("model")));
     task6::ServingModel model(weights, c.i("max_rows"), o.page_size, o.num_pages);
     model.verify_pages(true);

@@ -41,6 +41,9 @@ public:
     // oracle: the logits at every position of one sequence [n, vocab].
     attn::Tensor all_logits(const std::vector<int>& tokens);
 
+    // paged: every layer's K and V of pages from[i] copied to pages to[i]; the old pages NaN again (the engine's
+    // compaction between steps).
+    void move_pages(const std::vector<int>& from, const std::vector<int>& to);
     // paged: after each layer's attention, check that every row's K and V sit in its sequence's page (the tests; slow).
     void verify_pages(bool on) { verify_pages_ = on; }
     const ModelConfig& config() const { return cfg_; }
@@ -59,8 +62,8 @@ private:
                  int logit_rows);
     void oracle_attention(int T);
     LayerPages layer(int l) const;
-    void check_rows_in_pages(const char* call, int l, const PagePool& pool, const std::vector<const PagedSequence*>& owners,
-                             const std::vector<int>& positions) const;
+    void attend_checked(const char* call, int l, const PagePool& pool, const std::vector<const PagedSequence*>& owners,
+                        const std::vector<int>& positions, const std::function<void()>& student);
     static __nv_bfloat16* bf16(const attn::DeviceBuffer<uint16_t>& b) { return reinterpret_cast<__nv_bfloat16*>(b.get()); }
 
     std::shared_ptr<const Weights> w_;
