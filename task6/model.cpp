@@ -56,6 +56,15 @@ ModelConfig ModelConfig::course() {
     return c;
 }
 
+void rope_tables(int max_pos, int D, std::vector<float>& cosines, std::vector<float>& sines) {
+    cosines.assign(size_t(max_pos) * D / 2, 0.f), sines.assign(cosines.size(), 0.f);
+    for (int pos = 0; pos < max_pos; ++pos)
+        for (int i = 0; i < D / 2; ++i) {
+            const double angle = pos * std::pow(10000.0, -2.0 * i / D);
+            cosines[size_t(pos) * D / 2 + i] = float(std::cos(angle)), sines[size_t(pos) * D / 2 + i] = float(std::sin(angle));
+        }
+}
+
 uint64_t tensor_seed(uint64_t seed, int layer, int kind) { return seed * 1000003ull + uint64_t(layer) * 16 + uint64_t(kind); }
 
 const char* attention_name(Attention a) {
@@ -106,13 +115,8 @@ DecoderModel::DecoderModel(std::shared_ptr<const Weights> weights, Attention mod
         for (int l = 0; l < cfg_.layers; ++l)
             caches_.push_back({cache_.get() + 2 * per * l, cache_.get() + 2 * per * l + per, cfg_.max_seq});
     }
-    // RoPE tables [max_seq, D/2], angles in double: position · 10000^(−2i/D).
-    std::vector<float> cosines(size_t(cfg_.max_seq) * D / 2), sines(cosines.size());
-    for (int pos = 0; pos < cfg_.max_seq; ++pos)
-        for (int i = 0; i < D / 2; ++i) {
-            const double angle = pos * std::pow(10000.0, -2.0 * i / D);
-            cosines[size_t(pos) * D / 2 + i] = float(std::cos(angle)), sines[size_t(pos) * D / 2 + i] = float(std::sin(angle));
-        }
+    std::vector<float> cosines, sines;
+    rope_tables(cfg_.max_seq, D, cosines, sines);
     rope_cos_ = attn::DeviceBuffer<float>(cosines), rope_sin_ = attn::DeviceBuffer<float>(sines);
     for (auto* b : {&x_, &h_, &merged_, &q_, &k_, &v_, &o_}) *b = attn::DeviceBuffer<float>(T * H);
     qkv_ = attn::DeviceBuffer<float>(T * 3 * H);

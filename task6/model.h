@@ -49,6 +49,9 @@ struct ModelConfig {
     static ModelConfig course();
 };
 
+// RoPE's tables [max_pos, D/2]: cos and sin of position · 10000^(−2i/D), the angles in double.
+void rope_tables(int max_pos, int D, std::vector<float>& cosines, std::vector<float>& sines);
+
 // Per-tensor seeds (the same formula in tools/goldens/make_goldens.py); layer == layers for the globals.
 uint64_t tensor_seed(uint64_t seed, int layer, int kind);
 

@@ -47,13 +47,8 @@ ServingModel::ServingModel(std::shared_ptr<const Weights> weights, int max_rows,
         pools_ = attn::DeviceBuffer<uint16_t>(size_t(2) * cfg_.layers * num_pages * page_size * Hkv * D);
         pools_.poison();  // 0xFFFF: a bf16 NaN in every slot until written
     }
-    // RoPE tables [max_seq, D/2], angles in double (task6/model.cpp's).
-    std::vector<float> cosines(size_t(cfg_.max_seq) * D / 2), sines(cosines.size());
-    for (int pos = 0; pos < cfg_.max_seq; ++pos)
-        for (int i = 0; i < D / 2; ++i) {
-            const double angle = pos * std::pow(10000.0, -2.0 * i / D);
-            cosines[size_t(pos) * D / 2 + i] = float(std::cos(angle)), sines[size_t(pos) * D / 2 + i] = float(std::sin(angle));
-        }
+    std::vector<float> cosines, sines;
+    rope_tables(cfg_.max_seq, D, cosines, sines);
     rope_cos_ = attn::DeviceBuffer<float>(cosines), rope_sin_ = attn::DeviceBuffer<float>(sines);
     for (auto* b : {&x_, &h_, &o32_, &last_}) *b = attn::DeviceBuffer<float>(R * H);
     qkv_ = attn::DeviceBuffer<float>(R * size_t(cfg_.qkv_width()));
