@@ -5,8 +5,9 @@
 // each sequence's newest token and decodes, and checks three things: the pools hold exactly the appended tokens
 // and nothing else changed (bit for bit), the inputs are unchanged, and o is within tolerance of float64
 // attention computed here from each sequence's positions as a list (not through the page table), with the
-// bf16-rounded inputs. Tolerance: 4b's for a bf16 output (task4_bf16/README.md), |got − want| ≤ 4e-3 +
-// 1.6e-2·|want| and relative L2 ≤ 4e-3, times peak² for the peaky fresh draws (common/compare.h).
+// bf16-rounded inputs. Tolerance: 4b's for a bf16 output (task4_bf16/README.md) taken relative to what the output
+// averages, |got − want| ≤ 4e-3 + 1.6e-2·Σ_j p_j|v_j| (o_within), and relative L2 ≤ 4e-3 per sequence, times peak² for
+// the peaky fresh draws (common/compare.h).
 #include "task5_paged/cases_paged.h"
 
 #include <fmt/format.h>
@@ -125,12 +126,13 @@ Batch lay_out(std::mt19937_64& g, const Spec& s) {
     return b;
 }
 
-// float64 attention of query head h of sequence i over its positions as a list, with KV head kvh.
-std::vector<double> attend(const Batch& b, int i, int h, int kvh) {
+// float64 attention of query head h of sequence i over its positions as a list, with KV head kvh. `magnitude` (if
+// given) gets Σ_j p_j·|v_j| per element: the size of what the output averages, which its rounding errors follow.
+std::vector<double> attend(const Batch& b, int i, int h, int kvh, std::vector<double>* magnitude = nullptr) {
     const Spec& s = b.s;
     const int D = s.D, L = s.lengths[i];
     const float* q = b.q.ptr() + (size_t(i) * s.H_q + h) * D;
-    std::vector<double> p(L), o(D, 0.0);
+    std::vector<double> p(L), o(D, 0.0), m(D, 0.0);
     double mx = -INFINITY, sum = 0;
     for (int pos = 0; pos < L; ++pos) {
         const float* k = b.k[i].ptr() + (size_t(pos) * s.H_kv + kvh) * D;
@@ -142,22 +144,56 @@ std::vector<double> attend(const Batch& b, int i, int h, int kvh) {
         const double w = std::exp(p[pos] - mx);
         sum += w;
         const float* v = b.v[i].ptr() + (size_t(pos) * s.H_kv + kvh) * D;
-        for (int d = 0; d < D; ++d) o[d] += w * v[d];
+        for (int d = 0; d < D; ++d) o[d] += w * v[d], m[d] += w * std::abs(v[d]);
     }
     for (double& x : o) x /= sum;
+    if (magnitude) {
+        for (double& x : m) x /= sum;
+        *magnitude = std::move(m);
+    }
     return o;
 }
 
-// The expected o [B, H_q, D]: query head h on KV head h / g.
-Tensor attention_f64(const Batch& b) {
+// The expected o [B, H_q, D] (query head h on KV head h / g) and each element's magnitude Σ_j p_j·|v_j|.
+std::pair<Tensor, Tensor> attention_f64(const Batch& b) {
     const Spec& s = b.s;
-    Tensor out({b.B, s.H_q, s.D});
+    Tensor out({b.B, s.H_q, s.D}), mag({b.B, s.H_q, s.D});
     for (int i = 0; i < b.B; ++i)
         for (int h = 0; h < s.H_q; ++h) {
-            const std::vector<double> o = attend(b, i, h, h / (s.H_q / s.H_kv));
+            std::vector<double> m;
+            const std::vector<double> o = attend(b, i, h, h / (s.H_q / s.H_kv), &m);
             std::copy(o.begin(), o.end(), out.data.begin() + long((size_t(i) * s.H_q + h) * s.D));
+            std::copy(m.begin(), m.end(), mag.data.begin() + long((size_t(i) * s.H_q + h) * s.D));
         }
-    return out;
+    return {out, mag};
+}
+
+// |got − want| ≤ atol + rtol·m for every element, m = Σ_j p_j·|v_j| (≥ |want|). The kernels round the probabilities
+// to bf16 for the tensor cores; that errs in proportion to m, and o may cancel to almost nothing (a short sequence
+// whose values are opposite), where a bound on |want| alone asks for more than bf16 holds: the reference once
+// missed it by a hair on an H100 at one fresh seed (docs/perf.md, "5b's tolerance"). Records the largest error.
+bool o_within(CaseResult& r, const Tensor& got, const Tensor& want, const Tensor& mag, Tolerance tol) {
+    size_t outside = 0, nonfinite = 0, first = got.data.size();
+    double worst = 0, worst_share = 0;
+    for (size_t e = 0; e < got.data.size(); ++e) {
+        const double err = std::abs(double(got.data[e]) - double(want.data[e])), bound = tol.atol + tol.rtol * mag.data[e];
+        if (!std::isfinite(got.data[e])) {
+            ++nonfinite, first = std::min(first, e);
+            continue;
+        }
+        worst = std::max(worst, err), worst_share = std::max(worst_share, err / bound);
+        if (err > bound) ++outside, first = std::min(first, e);
+    }
+    r.max_abs_err = std::max(r.max_abs_err, worst), r.tol_share = std::max(r.tol_share, worst_share);
+    if (outside == 0 && nonfinite == 0) return true;
+    const size_t D = size_t(got.shape[2]), H = size_t(got.shape[1]);
+    r.status = "failed", r.nonfinite_output = nonfinite > 0;
+    r.reason = fmt::format("o: {} of {} elements outside atol={:g} + rtol={:g}·Σp|v| (the attention-weighted size of the values){}; "
+                           "max abs err {:.3g}, {:.1f}x the tolerance; first at [b={},h={},d={}]",
+                           outside + nonfinite, got.data.size(), tol.atol, tol.rtol,
+                           nonfinite ? fmt::format(", {} of them NaN/Inf", nonfinite) : "", worst, worst_share,
+                           first / (H * D), first / D % H, first % D);
+    return false;
 }
 
 Bf16Buffer from_bits(const std::vector<uint16_t>& bits) {
@@ -198,9 +234,11 @@ bool pool_is(CaseResult& r, const std::string& name, const Batch& b, const std::
     return true;
 }
 
-bool head_within(const float* got, const std::vector<double>& want, Tolerance tol) {
+bool head_within(const Batch& b, const float* got, int i, int h, int kvh, Tolerance tol) {
+    std::vector<double> m;
+    const std::vector<double> want = attend(b, i, h, kvh, &m);
     for (size_t d = 0; d < want.size(); ++d)
-        if (!(std::abs(got[d] - want[d]) <= tol.atol + tol.rtol * std::abs(want[d]))) return false;
+        if (!(std::abs(got[d] - want[d]) <= tol.atol + tol.rtol * m[d])) return false;
     return true;
 }
 
@@ -218,10 +256,10 @@ std::string diagnose(const Tensor& got, const Batch& b, Tolerance tol) {
         bool ok = true;
         for (int h = 0; h < s.H_q && ok; ++h) {
             const float* o = got.ptr() + (size_t(i) * s.H_q + h) * s.D;
-            if (head_within(o, attend(b, i, h, h / g), tol)) continue;
+            if (head_within(b, o, i, h, h / g, tol)) continue;
             ok = false;
             for (int j = 0; j < s.H_kv; ++j)
-                if (j != h / g && head_within(o, attend(b, i, h, j), tol))
+                if (j != h / g && head_within(b, o, i, h, j, tol))
                     return fmt::format("query head {} of sequence {} equals attention with KV head {}: with g = {} query "
                                        "heads a KV head it should use KV head h / g = {}",
                                        h, i, j, g, h / g);
@@ -278,9 +316,10 @@ CaseResult run_batch(const Batch& b) {
         !pool_is(r, "k_pages (after the decode, which may not write it)", b, bits_of(kp), b.k_after, b.k_after) ||
         !pool_is(r, "v_pages (after the decode, which may not write it)", b, bits_of(vp), b.v_after, b.v_after))
         return r;
-    const Tensor got = o.download(b.q.shape), want = attention_f64(b);
+    const Tensor got = o.download(b.q.shape);
+    const auto [want, magnitude] = attention_f64(b);
     const Tolerance tol = scaled_for_peak(kTol, s.peak);
-    if (!check_output(r, "o", got, want, tol, {"b", "h", "d"})) {
+    if (!o_within(r, got, want, magnitude, tol)) {
         add_diagnosis(r, diagnose(got, b, tol));
         return r;
     }
