@@ -110,7 +110,7 @@ RUNNER_GPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remot
 RUNNER_LDLIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lpthread
 runner_ldlibs   = $(if $(filter $(1),$(CPU_TASKS)),-lpthread,$(RUNNER_LDLIBS))
 TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
-TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA)
+TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA) common/cuda/bf16_convert.cu  # 5b's timed calls read o as floats
 TASK6_MODEL_RUNNER := $(TASK4_RUNNER_EXTRA) task6/model.cpp task6/timing.cpp common/cuda/cublas_gemm.cpp \
                       common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu \
                       common/llm/history.cpp common/cuda/attention_oracle.cu
@@ -134,13 +134,13 @@ task_proxy_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard $(addsuffix /remot
 RUNNER_BIN_DIR ?= $(BUILD)/bin
 
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
-               grader/protected.cpp grader/symbols.cpp grader/timed.cpp grader/node_window.cpp
+               grader/protected.cpp grader/symbols.cpp grader/timed.cpp grader/node_window.cpp common/cuda/paged_oracle.cu
 
 # Files a submission must not edit; their sums (grader/protected.sha256) are compiled into the grader.
 # (The kit ships all of them; staff-only tools are not among them.)
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
-              task6_serve/serving_model.* task6_serve/serving_paged.cpp task6_serve/engine.* \
+              task6_serve/serving_model.* task6_serve/serving_paged.cpp task6_serve/engine.* task5_paged/timed_inputs.h \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp \
               task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               $(wildcard prebuilt/common/*.o prebuilt/common/cuda/*.o) \

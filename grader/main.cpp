@@ -55,6 +55,7 @@ struct Options {
     std::string graded_on;   // which GPU of the host graded this run, as a class run on several GPUs names it
     std::string node_window;  // the node's timing window when a class is graded on several GPUs (node_window.h)
     bool no_baselines = false;  // --measure-perf: the submission and the reference only (calibration runs)
+    std::string part;           // --part: one bonus part alone (its task's own cases and timing skipped)
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -79,12 +80,12 @@ void add_objects(Options& o, const std::string& v) {
         if (!f.empty()) o.objects[task].push_back(f);
 }
 
-// The command line (CLI11); `grader --help` lists every option. measure_task: --measure-perf N, else -1.
-Options parse(int argc, char** argv, int* measure_task = nullptr) {
+// The command line (CLI11); `grader --help` lists every option. measure_part: --measure-perf's task or part, else "".
+Options parse(int argc, char** argv, std::string* measure_part = nullptr) {
     Options o;
     std::vector<int> tasks;
     std::vector<std::string> objects;
-    int measure = -1;
+    std::string measure;
     std::string batch_dir;
     CLI::App app{"grader — grades every task of the rubric: each case in an isolated child process, on golden files and "
                  "fresh inputs from GRADER_SEED; speed against the reference on the same GPU; the submission's integrity. "
@@ -111,6 +112,9 @@ Options parse(int argc, char** argv, int* measure_task = nullptr) {
         ->type_name("DIR")->group(grading);
     app.add_option("--reference-bin-dir", o.ref_bin_dir, "the reference's runners, the yardstick of speed")
         ->type_name("DIR")->capture_default_str()->group(grading);
+    app.add_option("--part", o.part, "grade this bonus part alone (e.g. 5b; with --perf-only: time it alone, a calibration "
+                   "case of its speed curve)")
+        ->type_name("KEY")->group(grading);
     app.add_flag("--perf-only", o.perf_only,
                  "time a known-correct kernel against the reference, no cases (a calibration case of the speed curve)")
         ->group(grading);
@@ -126,8 +130,9 @@ Options parse(int argc, char** argv, int* measure_task = nullptr) {
         ->type_name("DIR")->group(klass);
     app.add_flag("--collect", "with --out DIR: merge a Slurm array's results into DIR/gradebook.csv (batch_grade.py)")
         ->group(klass);
-    app.add_option("--measure-perf", measure, "the trusted measurement of task N's speed, in a child of the grader (timed.h)")
-        ->type_name("N")->group(internal);
+    app.add_option("--measure-perf", measure, "the trusted measurement of task N's (or bonus part Nx's) speed, in a child of "
+                   "the grader (timed.h)")
+        ->type_name("N|Nx")->group(internal);
     app.add_flag("--no-baselines", o.no_baselines, "with --measure-perf: the submission and the reference only")->group(internal);
     try {
         app.parse(argc, argv);
@@ -139,7 +144,7 @@ Options parse(int argc, char** argv, int* measure_task = nullptr) {
     }
     o.only.insert(tasks.begin(), tasks.end());
     for (const auto& v : objects) add_objects(o, v);
-    if (measure_task) *measure_task = measure;
+    if (measure_part) *measure_part = measure;
     if (o.bin_dir.empty()) o.bin_dir = self_dir();
     setenv("ATTNLAB_RUNNER_DIR", o.bin_dir.c_str(), 1);  // the submission's runners (runner_taskN)
     struct stat st {};
@@ -182,8 +187,9 @@ std::string label(const RubricTask& rt) { return rt.bonus.empty() ? fmt::format(
 // With --node-window, alone on the node: no other grader of the class times, runs cases or builds meanwhile.
 void time_task(TaskReport& t, const RubricTask& rt, const Rubric& rubric, const Options& opt, const std::string& logs) {
     const NodeWindow alone(opt.node_window, NodeWindow::Mode::timing);
-    t.perf = run_performance(rt.perf, rt.id, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
-                             fmt::format("{}/task{}-bench.log", logs, rt.id), reference_times_path(opt), !opt.perf_only);
+    const std::string part = rt.bonus.empty() ? std::to_string(rt.id) : rt.bonus;  // "5", or the bonus part "5b"
+    t.perf = run_performance(rt.perf, part, opt.bin_dir, opt.ref_bin_dir, rubric.bench_timeout_s,
+                             fmt::format("{}/task{}-bench.log", logs, part), reference_times_path(opt), !opt.perf_only);
     if (!opt.node_window.empty())
         t.perf.note += fmt::format("{}timed alone on the node (waited {:.1f} s for the other GPUs' work to stop)",
                                    t.perf.note.empty() ? "" : "; ", alone.waited_s());
@@ -261,7 +267,7 @@ void grade_task(TaskReport& t, const TaskDef& def, const RubricTask& rt, const R
         if (!all_cases_passed(t)) {
             t.perf.note = "not measured: a task's speed is timed only when every correctness case passed";
         } else {
-            fmt::print("task {}: timing the submission and the reference (trusted measurement)\n", rt.id);
+            fmt::print("{}: timing the submission and the reference (trusted measurement)\n", label(rt));
             std::fflush(stdout);
             time_task(t, rt, rubric, opt, logs);
         }
@@ -289,10 +295,10 @@ int main(int argc, char** argv) {
     // A whole class: every argument is batch_grade.py's (--slurm, --index, … are not the grader's own).
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--submissions" || std::string(argv[i]) == "--collect") batch(argc, argv);
-    int measure_task = -1;
-    const Options opt = parse(argc, argv, &measure_task);
-    if (measure_task >= 0)  // the grader's own child (perf.cpp)
-        return measure_performance(measure_task, opt.bin_dir, opt.ref_bin_dir, !opt.no_baselines);
+    std::string measure_part;
+    const Options opt = parse(argc, argv, &measure_part);
+    if (!measure_part.empty())  // the grader's own child (perf.cpp)
+        return measure_performance(measure_part, opt.bin_dir, opt.ref_bin_dir, !opt.no_baselines);
     Rubric rubric;
     try {
         rubric = load_rubric(opt.rubric);
@@ -330,11 +336,17 @@ int main(int argc, char** argv) {
         }
         return t;
     };
+    if (!opt.part.empty() &&
+        std::none_of(rubric.bonus.begin(), rubric.bonus.end(), [&](const RubricTask& rt) { return rt.bonus == opt.part; }))
+        usage(fmt::format("--part {}: the rubric has no such bonus part", opt.part));
     for (const RubricTask& rt : rubric.tasks)
-        if (opt.only.empty() || opt.only.count(rt.id)) g.tasks.push_back(grade_one(rt, built_tasks()));
-    // Bonus parts: graded with their task (--task 4 grades 4b too); not in a calibration run (--perf-only).
-    for (const RubricTask& rt : rubric.bonus)
-        if ((opt.only.empty() || opt.only.count(rt.id)) && !opt.perf_only) g.bonus.push_back(grade_one(rt, built_bonus_parts()));
+        if (opt.part.empty() && (opt.only.empty() || opt.only.count(rt.id))) g.tasks.push_back(grade_one(rt, built_tasks()));
+    // Bonus parts: graded with their task (--task 4 grades 4b too); in a calibration run (--perf-only) only the one --part
+    // names.
+    for (const RubricTask& rt : rubric.bonus) {
+        const bool chosen = opt.part.empty() ? (opt.only.empty() || opt.only.count(rt.id)) && !opt.perf_only : rt.bonus == opt.part;
+        if (chosen) g.bonus.push_back(grade_one(rt, built_bonus_parts()));
+    }
     write_results_md(g, opt.out + "/Results.md");
     write_results_json(g, opt.out + "/results.json");
     fmt::print("score {:.2f} / {:.0f}{} — wrote {}/Results.md and results.json\n", total_score(g), max_score(g),

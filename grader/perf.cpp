@@ -22,10 +22,10 @@ std::string self_path() {
 }
 
 // The trusted measurement (timed.h) in a child process: its JSON document is the last line of stdout.
-nlohmann::json run_measurement(int task, const std::string& bin_dir, const std::string& ref_bin_dir, double timeout_s,
+nlohmann::json run_measurement(const std::string& part, const std::string& bin_dir, const std::string& ref_bin_dir, double timeout_s,
                                const std::string& log, bool with_baselines, std::string& failure) {
     const std::string path = self_path();
-    std::vector<std::string> argv = {path, "--measure-perf", std::to_string(task), "--bin-dir", bin_dir, "--reference-bin-dir", ref_bin_dir};
+    std::vector<std::string> argv = {path, "--measure-perf", part, "--bin-dir", bin_dir, "--reference-bin-dir", ref_bin_dir};
     if (!with_baselines) argv.push_back("--no-baselines");
     const ProgramRun run = run_program(argv, timeout_s, log);
     if (!run.failure.empty()) {
@@ -59,7 +59,7 @@ double curve(double ratio, const PerfSpec& spec) {
     return c.back().second;
 }
 
-std::map<std::string, double> stored_reference_times(const std::string& path, const std::string& gpu, int task,
+std::map<std::string, double> stored_reference_times(const std::string& path, const std::string& gpu, const std::string& part,
                                                      std::string& source) {
     std::ifstream in(path);
     if (!in || gpu.empty()) return {};
@@ -67,7 +67,7 @@ std::map<std::string, double> stored_reference_times(const std::string& path, co
         const nlohmann::json j = nlohmann::json::parse(in);
         if (!j.contains("gpus") || !j.at("gpus").contains(gpu)) return {};
         const auto& g = j.at("gpus").at(gpu);
-        const std::string key = fmt::format("task{}", task);
+        const std::string key = "task" + part;
         if (!g.contains(key)) return {};
         source = fmt::format("{} ({}, {})", path, g.value("measured", "date unknown"), g.value("how", "how unknown"));
         return g.at(key).get<std::map<std::string, double>>();
@@ -76,12 +76,12 @@ std::map<std::string, double> stored_reference_times(const std::string& path, co
     }
 }
 
-PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bin_dir, const std::string& ref_bin_dir,
+PerfResult run_performance(const PerfSpec& spec, const std::string& part, const std::string& bin_dir, const std::string& ref_bin_dir,
                            double timeout_s, const std::string& log_path, const std::string& reference_times,
                            bool with_baselines) {
     PerfResult res;
     std::string failure;
-    const nlohmann::json mine = run_measurement(task, bin_dir, ref_bin_dir, timeout_s, log_path, with_baselines, failure);
+    const nlohmann::json mine = run_measurement(part, bin_dir, ref_bin_dir, timeout_s, log_path, with_baselines, failure);
     if (!failure.empty()) {
         res.note = failure;
         return res;
@@ -91,7 +91,7 @@ PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bi
     res.copy_gbps = copy, res.sgemm_tflops = sgemm;
     double total = 0;
     std::string source;
-    const std::map<std::string, double> stored = stored_reference_times(reference_times, res.gpu, task, source);
+    const std::map<std::string, double> stored = stored_reference_times(reference_times, res.gpu, part, source);
     const bool estimating = !mine.value("reference_timed", true) && spec.share > 0;  // share 0: nothing to estimate
     if (estimating)
         res.note = stored.empty()

@@ -58,14 +58,14 @@ double curve(double ratio, const PerfSpec& spec);
 // The reference's times measured on other runs, per GPU model (grader/reference_times.json): a
 // grader without the reference's runners (the student kit) estimates speed credit from them.
 // Returns the shape → ms map for `gpu`, and in `source` where it came from; empty if none.
-std::map<std::string, double> stored_reference_times(const std::string& path, const std::string& gpu, int task,
+std::map<std::string, double> stored_reference_times(const std::string& path, const std::string& gpu, const std::string& part,
                                                      std::string& source);
 
 // Runs the trusted measurement (grader --measure-perf, timed.h) of `task`: the submission's runners
 // in bin_dir against the reference's in ref_bin_dir, same GPU, same run. Without the reference's
 // runner for the task (the student kit) the submission alone is timed and, where
 // `reference_times` has this GPU, each row gets an estimate (never credit).
-PerfResult run_performance(const PerfSpec& spec, int task, const std::string& bin_dir, const std::string& ref_bin_dir,
+PerfResult run_performance(const PerfSpec& spec, const std::string& part, const std::string& bin_dir, const std::string& ref_bin_dir,
                            double timeout_s, const std::string& log_path, const std::string& reference_times = "",
                            bool with_baselines = true);
 

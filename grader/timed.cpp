@@ -22,6 +22,7 @@
 #include "common/cuda/device.h"
 #include "common/cuda/digest.h"
 #include "common/cuda/memory_watch.h"
+#include "common/cuda/paged_oracle.h"
 #include "common/cuda/timed_calls.h"
 #include "common/remote/runner.h"
 #include "common/seed.h"
@@ -34,7 +35,8 @@ using json = nlohmann::json;
 
 struct Shape {
     std::string name;
-    json args;  // the runner's "timed" arguments (without seed and calls)
+    std::string op = "timed";  // the runner's operation that times it ("timed_paged": part 5b's decode)
+    json args;  // its arguments (without seed and calls)
     double flops, bytes;
     // Each timed request makes `calls` calls back to back (enough that the host's jitter is a small
     // part of it), one request per runner in each of `batches` rounds; every one of them is compared with the oracle
@@ -44,8 +46,10 @@ struct Shape {
     // The oracle's output for the inputs of call i (made from the same nonce) → its digest, with the signs the
     // runner fingerprinted call i with (timed_sign_seed).
     std::function<Digest(uint64_t seed, uint64_t sign_seed)> oracle;
-    // A checked call's tolerance at this task (its cases'): a timed call's output is held to the same.
+    // A checked call's tolerance at this task (its cases'): a timed call's output is held to the same, its RMS error
+    // within `allowance` of it (digest.h).
     Tolerance tol;
+    double allowance = kTimedErrorAllowance;
     // The course's speedups: a baseline timed here (trusted code, the same GPU, the same run).
     std::string baseline_name;
     // Its median; with `memory` (Task 4's memory side by side), also the device bytes its first call takes.
@@ -91,11 +95,12 @@ double time_unfused_attention(Bencher& bench, CublasGemm& gemm, int BH, int S, i
     return bench.time(call, BenchOptions{1, large ? 2 : 5, true}).median_ms;
 }
 
-// The runner's "timed" request: `calls` calls at `args`, inputs made from `seed` (call i: seed + 4i).
-remote::Message timed_request(json args, uint64_t seed, int calls) {
+// The runner's timed request: `calls` calls at the shape, inputs made from `seed` (call i: seed + 4i).
+remote::Message timed_request(const Shape& s, uint64_t seed, int calls) {
+    json args = s.args;
     args["seed"] = seed, args["calls"] = calls;
     remote::Message req;
-    req.head = {{"op", "timed"}, {"args", args}};
+    req.head = {{"op", s.op}, {"args", args}};
     return req;
 }
 
@@ -106,7 +111,7 @@ remote::Message timed_request(json args, uint64_t seed, int calls) {
 double runner_memory(const Shape& s, uint64_t seed) {
     remote::stop_runner();
     wait_for_device_memory_to_settle();
-    const remote::Message req = timed_request(s.args, seed, 3);  // a window of ≥ 3 calls
+    const remote::Message req = timed_request(s, seed, 3);  // a window of ≥ 3 calls
     const double peak = device_memory_peak_during([&] { remote::request(req); });
     remote::stop_runner();
     return peak;
@@ -139,10 +144,10 @@ void time_one_request(const Shape& s, uint64_t seed, int round, Batches& b) {
     // One untimed request first, so the runner's start, its CUDA context and its kernels' loading stay
     // outside the clock; at the small shapes a whole request's worth of calls, so that the GPU has been
     // busy for a while (clocks up) when the clock starts, as it has in every round of every runner.
-    remote::request(timed_request(s.args, (seed + uint64_t(round)) ^ 0x5eedull, s.calls > 2 ? s.calls : 1));
+    remote::request(timed_request(s, (seed + uint64_t(round)) ^ 0x5eedull, s.calls > 2 ? s.calls : 1));
     b.after_warmup = most_of(b.after_warmup, remote::runner_process_report());
     const uint64_t batch_seed = seed + uint64_t(round) * 4 * uint64_t(s.calls + 1);
-    const remote::Message req = timed_request(s.args, batch_seed, s.calls);
+    const remote::Message req = timed_request(s, batch_seed, s.calls);
     const auto t0 = std::chrono::steady_clock::now();
     const remote::Message reply = remote::request(req, {});
     b.bracket_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -230,6 +235,26 @@ Shape decode_shape(CublasGemm& gemm, int B, int H, int L, int D) {
     return s;
 }
 
+// Part 5b's paged decode (bf16): every sequence L long, its pages shuffled over the pool afresh for every call
+// (task5_paged/timed_inputs.h).
+// Bytes: K and V read once. The oracle gathers each query head's K and V from the pages as floats and runs the
+// double-precision decode oracle; the tolerance is the part's cases' (bf16 output).
+Shape paged_shape(int B, int H_q, int H_kv, int L, int D, int page_size) {
+    Shape s;
+    const task5::timed::Geometry g{B, H_q, H_kv, L, D, page_size};
+    s.name = fmt::format("paged decode B={} H_q={} H_kv={} L={} D={} pages of {}", B, H_q, H_kv, L, D, page_size);
+    s.op = "timed_paged";
+    s.args = {{"B", B}, {"H_q", H_q}, {"H_kv", H_kv}, {"L", L}, {"D", D}, {"page_size", page_size}};
+    s.flops = 4.0 * B * H_q * double(L) * D;
+    s.bytes = 2.0 * B * H_kv * double(L) * D * 2;
+    s.calls = 30, s.batches = 5;
+    s.out_n = g.q_elements();
+    s.oracle = [g](uint64_t seed, uint64_t sign_seed) { return paged_decode_oracle_digest(g, seed, sign_seed); };
+    s.tol = {4e-3, 1.6e-2};  // task5_paged/cases_paged.cpp
+    s.allowance = kTimedErrorAllowanceBf16;
+    return s;
+}
+
 // Task 2's softmax: 5 FLOPs an element (max, subtract, exp, sum, scale), the input read and the output
 // written once. Shown, not credited (grader/rubric.json): it puts Task 2 on the roofline.
 Shape softmax_shape(int rows, int cols) {
@@ -277,7 +302,11 @@ Shape gemm_shape(CublasGemm& gemm, bool nt, int M, int N, int K) {
     return s;
 }
 
-std::vector<Shape> shapes_of(int task, CublasGemm& gemm) {
+std::vector<Shape> shapes_of(const std::string& part, CublasGemm& gemm) {
+    if (part == "5b")  // GQA 32 over 8 (course), a long context, a large batch, MQA: pages of 64
+        return {paged_shape(64, 32, 8, 4096, 128, 64), paged_shape(8, 32, 8, 32768, 128, 64), paged_shape(256, 32, 8, 1024, 128, 64),
+                paged_shape(64, 32, 1, 4096, 128, 64)};
+    const int task = std::atoi(part.c_str());
     if (task == 2)
         return {gemm_shape(gemm, false, 4096, 4096, 4096), gemm_shape(gemm, true, 4096, 4096, 4096),
                 gemm_shape(gemm, false, 4095, 4097, 4093), softmax_shape(16384, 4096), softmax_shape(4000, 1000)};
@@ -287,7 +316,7 @@ std::vector<Shape> shapes_of(int task, CublasGemm& gemm) {
     if (task == 5)
         return {decode_shape(gemm, 1, 32, 1024, 128), decode_shape(gemm, 1, 32, 8192, 128), decode_shape(gemm, 1, 32, 32768, 128),
                 decode_shape(gemm, 8, 32, 8192, 128), decode_shape(gemm, 32, 32, 4096, 128)};
-    throw std::invalid_argument(fmt::format("task {} has no timed shapes", task));
+    throw std::invalid_argument(fmt::format("task {} has no timed shapes", part));
 }
 
 // Per call, what the submission's requests took beyond the null runner's (the harness alone: inputs
@@ -319,7 +348,7 @@ double probe_one_call(const Shape& s, uint64_t seed, int needed, std::string& wh
     try {
         double t = 0;
         for (uint64_t i = 0; i < 2; ++i) {
-            remote::Message req = timed_request(s.args, seed ^ (0x9b0beull + i), 1);
+            remote::Message req = timed_request(s, seed ^ (0x9b0beull + i), 1);
             req.head["launch_log"] = true;  // untimed: the runner records the call's kernel launches (launch_log.h)
             const auto t0 = std::chrono::steady_clock::now();
             remote::request(req);
@@ -415,12 +444,13 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
             const Digest want = s.oracle(mine.seeds[r] + 4 * uint64_t(i), timed_sign_seed(mine.seeds[r], int(i)));
             const double ratio = digest_error_ratio(got, want, s.out_n, s.tol);
             worst_ratio = std::max(worst_ratio, ratio);
-            if (!digests_agree(got, want, s.out_n, s.tol))
+            if (!digests_agree(got, want, s.out_n, s.tol, s.allowance))
                 fail(fmt::format("timed call {}: its RMS error against the oracle is {:.3g} of a checked call's tolerance "
                                  "(atol {:g}, rtol {:g}; estimated from {} random projections of its {} outputs), over the "
-                                 "{:g} that fp32 arithmetic stays far under: a timed call is held to a checked call's "
+                                 "{:g} that {} arithmetic stays far under: a timed call is held to a checked call's "
                                  "tolerance and precision (computed at lower precision, or approximated, when timed?)",
-                                 call, ratio, s.tol.atol, s.tol.rtol, kProjections, s.out_n, kTimedErrorAllowance));
+                                 call, ratio, s.tol.atol, s.tol.rtol, kProjections, s.out_n, s.allowance,
+                                 s.allowance == kTimedErrorAllowance ? "fp32" : "the part's"));
         }
     row["checked_calls"] = checked, row["failed_calls"] = failed, row["reason"] = reason;
     row["check_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();  // its cost
@@ -445,16 +475,17 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
 
 }  // namespace
 
-int measure_performance(int task, const std::string& bin_dir, const std::string& ref_bin_dir_in, bool with_baselines) {
+int measure_performance(const std::string& part, const std::string& bin_dir, const std::string& ref_bin_dir_in, bool with_baselines) {
+    const int task = std::atoi(part.c_str());  // "5" or "5b": part 5b runs in Task 5's runner
     // without the reference's runner for this task (the student kit), the submission is timed alone
     const std::string ref_bin_dir =
         access(fmt::format("{}/runner_task{}", ref_bin_dir_in, task).c_str(), X_OK) == 0 ? ref_bin_dir_in : "";
     return run_benchmark("grader --measure-perf", stderr, [&](BenchContext& ctx) {
         remote::use_task(task);
         CublasGemm gemm;
-        auto g = rng_for(fmt::format("perf.task{}", task));
+        auto g = rng_for(fmt::format("perf.task{}", part));
         json rows = json::array();
-        for (const Shape& s : shapes_of(task, gemm)) {
+        for (const Shape& s : shapes_of(part, gemm)) {
             rows.push_back(measure_shape(s, bin_dir, ref_bin_dir, g, ctx.bencher, with_baselines));
             fmt::print(stderr, "{}\n", rows.back().dump());
         }

@@ -15,6 +15,8 @@
 namespace grader {
 
 // with_baselines: also the course's baselines and Task 4's memory table (not in calibration runs).
-int measure_performance(int task, const std::string& bin_dir, const std::string& ref_bin_dir, bool with_baselines = true);
+// part: a task ("5") or a bonus part ("5b", timed in its task's runner).
+int measure_performance(const std::string& part, const std::string& bin_dir, const std::string& ref_bin_dir,
+                        bool with_baselines = true);
 
 }  // namespace grader

@@ -31,5 +31,7 @@ void fill_uniform(float* p, size_t n, uint64_t seed, float lo, float hi);
 // Same, normal(0, 1) · scale (Box–Muller).
 // Elements first … first + n − 1 of the fill: a slice of a larger tensor equals the whole one's slice.
 void fill_normal(float* p, size_t n, uint64_t seed, float scale = 1.f, size_t first = 0);
+// fill_normal's values (scale 1, from index 0) rounded to bf16 (nearest even): n __nv_bfloat16 at p.
+void fill_normal_bf16(void* p, size_t n, uint64_t seed);
 
 }  // namespace attn

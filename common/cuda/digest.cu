@@ -85,8 +85,8 @@ double digest_error_ratio(const Digest& got, const Digest& want, size_t n, Toler
     return tol2 > 0 ? std::sqrt(err2 / tol2) : (err2 > 0 ? INFINITY : 0.0);
 }
 
-bool digests_agree(const Digest& got, const Digest& want, size_t n, Tolerance tol) {
-    return got.nonfinite == 0 && digest_error_ratio(got, want, n, tol) <= kTimedErrorAllowance;
+bool digests_agree(const Digest& got, const Digest& want, size_t n, Tolerance tol, double allowance) {
+    return got.nonfinite == 0 && digest_error_ratio(got, want, n, tol) <= allowance;
 }
 
 }  // namespace attn

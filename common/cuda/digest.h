@@ -51,8 +51,12 @@ double digest_error_ratio(const Digest& got, const Digest& want, size_t n, Toler
 
 // The largest digest_error_ratio a timed call may have.
 constexpr double kTimedErrorAllowance = 0.05;
+// The same for a bf16 output (part 5b): the kernels round probabilities to bf16 before P·V, and the references land at
+// 0.005–0.032 (H100 and H200, docs/perf.md "5b's timing"); a lower precision inside (fp8 K and V, keys skipped) lands
+// far above.
+constexpr double kTimedErrorAllowanceBf16 = 0.1;
 
 // Whether a timed call's fingerprint passes: finite everywhere, and its estimated error within the allowance.
-bool digests_agree(const Digest& got, const Digest& want, size_t n, Tolerance tol);
+bool digests_agree(const Digest& got, const Digest& want, size_t n, Tolerance tol, double allowance = kTimedErrorAllowance);
 
 }  // namespace attn

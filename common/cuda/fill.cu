@@ -1,6 +1,8 @@
 // fill.cu — seeded random fills on the GPU (large inputs are generated where they are used,
 // never shipped as files). A counter-based hash: the value at index i depends only on (seed, i).
 //   Built into every CUDA binary by the Makefile; used by tests, benchmarks and model weights.
+#include <cuda_bf16.h>
+
 #include <cstdint>
 
 #include "common/cuda/cublas_gemm.h"
@@ -25,12 +27,20 @@ __global__ void fill_uniform_kernel(float* p, size_t n, uint64_t seed, float lo,
         p[i] = lo + (hi - lo) * unit_float(splitmix64(seed * 0x632BE59BD9B4E019ull + i));
 }
 
+__device__ __forceinline__ float normal_at(uint64_t seed, size_t i, float scale) {
+    const uint64_t h = splitmix64(seed * 0x632BE59BD9B4E019ull + i);
+    const float u1 = fmaxf(unit_float(h), 1e-7f), u2 = float(h & 0xFFFFFF) * (1.0f / 16777216.0f);
+    return scale * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+}
+
 __global__ void fill_normal_kernel(float* p, size_t n, uint64_t seed, float scale, size_t first) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-        const uint64_t h = splitmix64(seed * 0x632BE59BD9B4E019ull + first + i);
-        const float u1 = fmaxf(unit_float(h), 1e-7f), u2 = float(h & 0xFFFFFF) * (1.0f / 16777216.0f);
-        p[i] = scale * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-    }
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = normal_at(seed, first + i, scale);
+}
+
+__global__ void fill_normal_bf16_kernel(__nv_bfloat16* p, size_t n, uint64_t seed) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = __float2bfloat16_rn(normal_at(seed, i, 1.f));
 }
 
 unsigned grid_for(size_t n) { return unsigned(n / 256 + 1 < 65536 ? n / 256 + 1 : 65536); }
@@ -44,6 +54,11 @@ void fill_uniform(float* p, size_t n, uint64_t seed, float lo, float hi) {
 
 void fill_normal(float* p, size_t n, uint64_t seed, float scale, size_t first) {
     fill_normal_kernel<<<grid_for(n), 256>>>(p, n, seed, scale, first);
+    CUDA_CHECK_LAUNCH();
+}
+
+void fill_normal_bf16(void* p, size_t n, uint64_t seed) {
+    fill_normal_bf16_kernel<<<grid_for(n), 256>>>(static_cast<__nv_bfloat16*>(p), n, seed);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -111,7 +111,8 @@ def check_calibration(control, build, prebuilt):
         if p.returncode != 0:
             return False, "does not build:\n" + p.stdout[-2000:] + p.stderr[-2000:]
     full = control.get("full_grade", False)
-    results, why = run_grader([grader, "--task", str(task)] + ([] if full else ["--perf-only"]) +
+    part = ["--part", control["part"]] if "part" in control else []  # a bonus part's curve (5b): that part alone
+    results, why = run_grader([grader, "--task", str(task)] + part + ([] if full else ["--perf-only"]) +
                               ["--out", build, "--impl", control["name"], "--bin-dir", build, "--reference-bin-dir", ref], build)
     if results is None:
         return False, why
