@@ -93,7 +93,7 @@ HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp 
                    common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp common/remote/launch_log.cpp
 HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
                common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp \
-               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu common/cuda/bf16_tensor.cpp \
+               common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu common/cuda/bf16_tensor.cpp common/cuda/bf16_convert.cu \
                common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
                common/llm/history.cpp common/llm/utf8.cpp \
                common/cuda/memory_watch.cpp common/cuda/digest.cu common/llm/remote_model.cpp
@@ -113,7 +113,7 @@ TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp 
 TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA) common/cuda/bf16_convert.cu  # 5b's timed calls read o as floats
 TASK6_MODEL_RUNNER := $(TASK4_RUNNER_EXTRA) task6/model.cpp task6/timing.cpp common/cuda/cublas_gemm.cpp \
                       common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu \
-                      common/llm/history.cpp common/cuda/attention_oracle.cu
+                      common/llm/history.cpp common/cuda/attention_oracle.cu common/cuda/bf16_convert.cu
 TASK6_RUNNER_EXTRA := $(TASK6_MODEL_RUNNER) $(TASK6B_ENGINE)
 TASK7_RUNNER_EXTRA := $(TASK6_MODEL_RUNNER) task7/gpt2.cpp common/llm/utf8.cpp
 TASK6_RUNNER_LIBS  := -lcublas
@@ -376,7 +376,7 @@ task4-bf16:
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task4_bf16 $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16
 
-$(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4_bf16/bench_task4_bf16.cpp common/cuda/bf16_convert.cu $(TASK4_EXTRA)) $(HARNESS_OBJ) \
+$(BUILD)/bin/bench_task4_bf16: $(call obj_common,task4_bf16/bench_task4_bf16.cpp $(TASK4_EXTRA)) $(HARNESS_OBJ) \
                                $(call obj_impl,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
 	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
@@ -389,7 +389,7 @@ bench-task4-bf16: $(BUILD)/bin/bench_task4_bf16
 BF16_HOPPER_RUNGS := $(call obj_common,$(addprefix task4_bf16/ladder/,wgmma_bf16.cu tma_bf16.cu warp_specialized_bf16.cu pingpong_bf16.cu persistent_bf16.cu wgmma_selftest.cu))
 $(BF16_HOPPER_RUNGS): override CUDA_ARCH := $(HOPPER_ARCH)
 $(BF16_HOPPER_RUNGS): NVCCFLAGS += -DATTNLAB_SM90A=1
-BF16_LADDER_OBJ := $(call obj_common,task4_bf16/ladder/wmma_bf16.cu task4_bf16/ladder/mma_bf16.cu common/cuda/bf16_convert.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \
+BF16_LADDER_OBJ := $(call obj_common,task4_bf16/ladder/wmma_bf16.cu task4_bf16/ladder/mma_bf16.cu) $(BF16_HOPPER_RUNGS) $(HARNESS_OBJ) \
                    build/reference/task4_bf16/reference/flash_attention_bf16.o build/reference/task4_bf16/reference/flash_attention_bf16_sm90.o
 build/reference/bin/ladder_task4_bf16: $(call obj_common,task4_bf16/ladder/bench_ladder_bf16.cpp) $(BF16_LADDER_OBJ)
 	@mkdir -p $(dir $@)
@@ -462,7 +462,7 @@ task4-bf16-backward:
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task4_bf16_backward $(RUNNER_BIN_DIR)/runner_task4
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task4_bf16_backward
 
-$(BUILD)/bin/bench_task4_bf16_backward: $(call obj_common,task4_bf16_backward/bench_task4_bf16_backward.cpp common/cuda/bf16_convert.cu \
+$(BUILD)/bin/bench_task4_bf16_backward: $(call obj_common,task4_bf16_backward/bench_task4_bf16_backward.cpp \
                                         $(TASK4C_ORACLE) $(TASK4_EXTRA)) $(HARNESS_OBJ) $(call obj_impl,$(TASK4_SRC))
 	@mkdir -p $(dir $@)
 	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
@@ -521,7 +521,7 @@ task5-paged: cuda-toolkit
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task5_paged $(RUNNER_BIN_DIR)/runner_task5
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task5_paged
 
-$(BUILD)/bin/bench_task5_paged: $(call obj_common,task5_paged/bench_task5_paged.cpp common/cuda/bf16_convert.cu) $(HARNESS_OBJ) \
+$(BUILD)/bin/bench_task5_paged: $(call obj_common,task5_paged/bench_task5_paged.cpp) $(HARNESS_OBJ) \
                                 $(call obj_impl,$(filter task5_paged/%,$(TASK5_SRC)))
 	@mkdir -p $(dir $@)
 	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)

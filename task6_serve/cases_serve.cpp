@@ -30,9 +30,6 @@ namespace {
 
 using namespace attn;
 
-// bf16 attention inside a float32 model, against the oracle's float attention on the same bf16 inputs: the kernels
-// round probabilities to bf16 for the tensor cores (docs/perf.md, "Serving": the reference's worst case).
-const Tolerance kServeTol{2e-2, 2e-2};
 
 struct TraceSpec {
     ModelConfig model;
@@ -71,10 +68,6 @@ std::string describe(const TraceSpec& s, const std::vector<Request>& trace) {
                        s.model.describe(), trace.size(), longest, total_new, s.page_size, s.num_pages, s.max_batch);
 }
 
-int argmax(const float* row, int V) {
-    return int(std::max_element(row, row + V) - row);  // the first of equal values, as the engine's
-}
-
 // The oracle runs each request alone and must agree with what the engine served it.
 bool requests_agree(CaseResult& r, const TraceSpec& s, const std::vector<Request>& trace, const remote::Message& reply) {
     const int V = s.model.vocab;
@@ -107,7 +100,7 @@ bool requests_agree(CaseResult& r, const TraceSpec& s, const std::vector<Request
             std::copy_n(want.ptr() + size_t(S - 1 + j) * V, V, row.ptr());
             const std::string step = fmt::format("request {} (prompt {}, admitted at step {}), its token {} at position {}", i, S,
                                                  served[i].at("admitted").get<int>(), j + 1, S + j);
-            if (!llm::check_step(r, step, got, row, {tokens[size_t(S + j)]}, {argmax(row.ptr(), V)}, kServeTol)) {
+            if (!llm::check_step(r, step, got, row, {tokens[size_t(S + j)]}, {greedy_token(row.ptr(), V)}, kServingTolerance)) {
                 r.reason += j == 0 ? " — its first token comes from the prefill's attention (prefill_paged)"
                                    : " — a decode step (decode_paged), over the K and V the prefill and the earlier steps stored";
                 return false;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -22,22 +23,18 @@ struct Running {
     int generated = 0;
 };
 
-int argmax(const float* row, int V) {
-    int best = 0;
-    for (int j = 1; j < V; ++j)
-        if (row[j] > row[best]) best = j;
-    return best;
-}
+using Holders = std::vector<std::pair<int, const PagedSequence*>>;  // (request, its sequence) of every page holder
 
-// The pool's rules, checked after each of the student's allocator calls. `holders`: every sequence that holds pages
-// now, with its request's number; `focus` the one just served by the call, which must hold `want` pages.
+// The pool's rules, checked after each of the student's allocator calls. `focus`: the sequence the call served, which
+// must hold the pages of `positions`; `held`: the pages all sequences hold by the engine's count; `holders` (asked
+// only for the full check: it walks every page) lists them.
 class PoolAudit {
 public:
     explicit PoolAudit(const ServeOptions& o) : o_(o) {}
 
     // `before`: the focus sequence's pages before the call, which must still lead its list (a page keeps its positions).
-    void check(const char* call, const PagePool& pool, const std::vector<std::pair<int, const PagedSequence*>>& holders,
-               int focus_request, const PagedSequence& focus, int positions, const std::vector<int>& before = {}) const {
+    void check(const char* call, const PagePool& pool, const std::function<Holders()>& holders, size_t held, int focus_request,
+               const PagedSequence& focus, int positions, const std::vector<int>& before = {}) const {
         const auto fail = [&](const std::string& what) {
             throw std::logic_error(fmt::format("after {} for request {} ({} positions): {}", call, focus_request, positions, what));
         };
@@ -51,8 +48,6 @@ public:
         if (!std::equal(before.begin(), before.end(), focus.pages.begin()))
             fail(fmt::format("the sequence's first {} pages changed: page p holds positions p·page_size … for the sequence's "
                              "whole life (append new pages, never reorder or replace the old)", before.size()));
-        size_t held = 0;
-        for (const auto& h : holders) held += h.second->pages.size();
         if (held + pool.free_pages.size() != size_t(o_.num_pages))
             fail(fmt::format("the running sequences hold {} pages and the free list has {}: together they should be the "
                              "pool's {} (a page lost, or handed out twice)", held, pool.free_pages.size(), o_.num_pages));
@@ -66,7 +61,7 @@ public:
             owner[size_t(page)] = who;
         };
         for (int p : pool.free_pages) claim(p, -1);
-        for (const auto& h : holders)
+        for (const auto& h : holders())
             for (int p : h.second->pages) claim(p, h.first);
     }
 
@@ -114,11 +109,14 @@ ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const 
     const PoolAudit audit(o);
     std::vector<Running> running;
     running.reserve(size_t(o.max_batch));
+    size_t held_pages = 0;  // by every sequence, counted as the allocator calls return
     const auto holders = [&](const Running* extra) {
-        std::vector<std::pair<int, const PagedSequence*>> h;
-        for (const Running& r : running) h.emplace_back(r.request, &r.seq);
-        if (extra) h.emplace_back(extra->request, &extra->seq);
-        return h;
+        return [&running, extra] {
+            Holders h;
+            for (const Running& r : running) h.emplace_back(r.request, &r.seq);
+            if (extra) h.emplace_back(extra->request, &extra->seq);
+            return h;
+        };
     };
 
     ServeReport rep;
@@ -130,7 +128,7 @@ ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const 
     const auto now = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
     const auto emit = [&](Running& r, const float* row, double t) {
         RequestReport& q = rep.requests[size_t(r.request)];
-        q.tokens.push_back(argmax(row, V));
+        q.tokens.push_back(greedy_token(row, V));
         if (o.keep_logits) q.logits.insert(q.logits.end(), row, row + V);
         if (r.generated == 0)
             q.ttft_ms = t - arrived_ms[size_t(r.request)];
@@ -152,8 +150,9 @@ ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const 
     int promised_total = 0, finished = 0, step = 0;
     size_t next = 0;
     const auto finish = [&](Running& r) {
+        held_pages -= r.seq.pages.size();
         release_pages(pool, r.seq);
-        audit.check("release_pages", pool, holders(nullptr), r.request, r.seq, 0);
+        audit.check("release_pages", pool, holders(nullptr), held_pages, r.request, r.seq, 0);
         promised_total -= r.promised;
         rep.requests[size_t(r.request)].finished_step = step;
         ++finished;
@@ -176,7 +175,8 @@ ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const 
             if (!reserve_pages(pool, r.seq, S))
                 throw std::logic_error(fmt::format("reserve_pages returned false for request {}'s prompt of {} with {} pages free "
                                                    "(it needs {})", id, S, pool.free_pages.size(), pages_for(S, o.page_size)));
-            audit.check("reserve_pages", pool, holders(&r), id, r.seq, S);
+            held_pages += r.seq.pages.size();
+            audit.check("reserve_pages", pool, holders(&r), held_pages, id, r.seq, S);
             r.seq.length = S;
             promised_total += promise, ++next, ++s.prefills;
             rep.requests[size_t(id)].admitted_step = step;
@@ -197,7 +197,8 @@ ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const 
                 if (!reserve_pages(pool, r.seq, length))
                     throw std::logic_error(fmt::format("reserve_pages returned false for request {} growing to {} positions "
                                                        "with {} pages free", r.request, length, pool.free_pages.size()));
-                audit.check("reserve_pages", pool, holders(nullptr), r.request, r.seq, length, before);
+                held_pages += r.seq.pages.size() - before.size();
+                audit.check("reserve_pages", pool, holders(nullptr), held_pages, r.request, r.seq, length, before);
                 r.seq.length = length;
                 newest.push_back(rep.requests[size_t(r.request)].tokens.back());
                 seqs.push_back(&r.seq);

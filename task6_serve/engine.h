@@ -21,6 +21,7 @@
 // exactly one running sequence or free, each sequence holding just the pages its length needs. A broken rule throws
 // std::logic_error saying which (in full when ServeOptions::check_pool_fully, else the counts).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -71,6 +72,9 @@ struct ServeReport {
 };
 
 ServeReport serve(ServingModel& model, const std::vector<Request>& trace, const ServeOptions& options);
+
+// The greedy token of a row of logits: the first of the largest (the engine's choice; the checks compare with it).
+inline int greedy_token(const float* logits, int vocab) { return int(std::max_element(logits, logits + vocab) - logits); }
 
 // The pages a request's whole length needs (its prompt and every generated token but the last, which is never fed
 // back), and what the admission promises it under `r`.

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/cuda/attention_oracle.h"
+#include "common/cuda/bf16_convert.h"
 #include "common/llm/gqa_kernels.h"
 #include "common/llm/kernels.h"
 #include "common/llm/skinny_gemm.h"
@@ -20,13 +21,6 @@ constexpr float kEps = 1e-5f;
 
 size_t ServingModel::kv_bytes_per_token(const ModelConfig& c) {
     return size_t(2) * c.layers * c.kv_head_count() * c.head_dim() * sizeof(__nv_bfloat16);
-}
-
-size_t ServingModel::activation_bytes(const ModelConfig& c, int max_rows) {
-    const size_t R = size_t(max_rows), H = size_t(c.hidden), F = size_t(c.ffn);
-    const size_t floats = R * (4 * H + size_t(c.qkv_width()) + 3 * F + size_t(c.vocab)) + size_t(c.max_seq) * c.head_dim();
-    const size_t halves = R * (2 * H + size_t(c.qkv_width())) + 4 * R * H;
-    return floats * sizeof(float) + halves * sizeof(uint16_t);
 }
 
 ServingModel::ServingModel(std::shared_ptr<const Weights> weights, int max_rows, int page_size, int num_pages)
@@ -85,9 +79,9 @@ void ServingModel::oracle_attention(int T) {
     llm::tokens_to_heads_bf16(bf16(q_), heads, T, Hq, Hq, D);
     llm::tokens_to_heads_bf16(bf16(k_), heads + n, T, Hkv, Hq, D);
     llm::tokens_to_heads_bf16(bf16(v_), heads + 2 * n, T, Hkv, Hq, D);
-    llm::bf16_to_float(heads, f, 3 * n);
+    task4::bf16_convert::from_bf16(heads, f, 3 * n);
     attn::attention_oracle(gemm_, f, f + n, f + 2 * n, f + 3 * n, Hq, T, T, D, /*causal=*/true, scores_.get());
-    llm::float_to_bf16(f + 3 * n, heads + 3 * n, n);
+    task4::bf16_convert::to_bf16(f + 3 * n, heads + 3 * n, nullptr, n);
     llm::heads_to_tokens_bf16(heads + 3 * n, bf16(o_), T, Hq, D);
 }
 
@@ -109,7 +103,7 @@ void ServingModel::forward(const std::vector<int>& ids, const std::vector<int>& 
         llm::split_rope_bf16(qkv_.get(), positions_.get(), rope_cos_.get(), rope_sin_.get(), T, cfg_.heads,
                              cfg_.kv_head_count(), cfg_.head_dim(), bf16(q_), bf16(k_), bf16(v_));
         attend(l);
-        llm::bf16_to_float(bf16(o_), o32_.get(), size_t(T) * H);
+        task4::bf16_convert::from_bf16(bf16(o_), o32_.get(), size_t(T) * H);
         llm::linear_nt(gemm_, o32_.get(), L.w_o, x_.get(), T, H, H, 1.f);  // x += attention · w_oᵀ
         llm::layernorm(x_.get(), L.ln2_g, L.ln2_b, h_.get(), T, H, kEps);
         llm::linear_nt(gemm_, h_.get(), L.w_gu, gu_.get(), T, 2 * F, H);

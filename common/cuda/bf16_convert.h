@@ -1,4 +1,5 @@
-// bf16_convert.h — device-side float ↔ bf16 conversions for the harness of Task 4's bf16 bonus (benchmarks).
+// bf16_convert.h — device-side float ↔ bf16 conversions for the harness (the bf16 parts' benchmarks and oracles, Task
+// 6's serving model, 5b's timed calls).
 #pragma once
 #include <cuda_bf16.h>
 

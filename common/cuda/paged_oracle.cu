@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "common/cuda/attention_oracle.h"
+#include "common/cuda/bf16_convert.h"
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/cuda_check.h"
 #include "common/cuda/device.h"
@@ -25,11 +26,6 @@ __global__ void gather_pages_kernel(const __nv_bfloat16* pool, const int* table,
         const int page = table[size_t(b) * pages_per_seq + pos / page_size];
         out[i] = __bfloat162float(pool[((size_t(page) * page_size + pos % page_size) * H_kv + h / g) * D + d]);
     }
-}
-
-__global__ void bf16_to_float_kernel(const __nv_bfloat16* x, float* y, size_t n) {
-    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-        y[i] = __bfloat162float(x[i]);
 }
 
 unsigned grid_for(size_t n) { return unsigned(n / 256 + 1 < 65536 ? n / 256 + 1 : 65536); }
@@ -54,7 +50,7 @@ Digest paged_decode_oracle_digest(const task5::timed::Geometry& g, uint64_t seed
     int* dt = kept(table, t.size());
     CUDA_CHECK(cudaMemcpy(dt, t.data(), t.size() * sizeof(int), cudaMemcpyHostToDevice));
     auto bf16 = [](DeviceBuffer<uint16_t>& b) { return reinterpret_cast<const __nv_bfloat16*>(b.get()); };
-    bf16_to_float_kernel<<<grid_for(nq), 256>>>(bf16(q16), kept(q, nq), nq);
+    task4::bf16_convert::from_bf16(bf16(q16), kept(q, nq), nq);
     gather_pages_kernel<<<grid_for(nc), 256>>>(bf16(k16), dt, kept(k, nc), g.H_q, g.H_kv, g.L, g.D, g.page_size, g.pages_per_seq(), nc);
     gather_pages_kernel<<<grid_for(nc), 256>>>(bf16(v16), dt, kept(v, nc), g.H_q, g.H_kv, g.L, g.D, g.page_size, g.pages_per_seq(), nc);
     CUDA_CHECK_LAUNCH();

@@ -57,14 +57,6 @@ __global__ void heads_to_tokens_kernel(const __nv_bfloat16* src, __nv_bfloat16* 
     }
 }
 
-__global__ void bf16_to_float_kernel(const __nv_bfloat16* x, float* y, size_t n) {
-    GRID_STRIDE(i, n) y[i] = __bfloat162float(x[i]);
-}
-
-__global__ void float_to_bf16_kernel(const float* x, __nv_bfloat16* y, size_t n) {
-    GRID_STRIDE(i, n) y[i] = __float2bfloat16_rn(x[i]);
-}
-
 }  // namespace
 
 void split_rope_bf16(const float* qkv, const int* positions, const float* rope_cos, const float* rope_sin, int T, int Hq,
@@ -89,18 +81,6 @@ void heads_to_tokens_bf16(const __nv_bfloat16* src, __nv_bfloat16* dst, int T, i
     const size_t n = size_t(T) * H * D;
     if (n == 0) return;
     heads_to_tokens_kernel<<<blocks_for(n), kThreads>>>(src, dst, T, H, D, n);
-    CUDA_CHECK_LAUNCH();
-}
-
-void bf16_to_float(const __nv_bfloat16* x, float* y, size_t n) {
-    if (n == 0) return;
-    bf16_to_float_kernel<<<blocks_for(n), kThreads>>>(x, y, n);
-    CUDA_CHECK_LAUNCH();
-}
-
-void float_to_bf16(const float* x, __nv_bfloat16* y, size_t n) {
-    if (n == 0) return;
-    float_to_bf16_kernel<<<blocks_for(n), kThreads>>>(x, y, n);
     CUDA_CHECK_LAUNCH();
 }
 

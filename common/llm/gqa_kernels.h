@@ -1,6 +1,6 @@
 // gqa_kernels.h — the layouts of grouped-query attention in bf16 (Task 6's part 6b, given, not graded): the fused
 // projection split into token-major heads with RoPE, the heads-first layout attention kernels take (K and V heads
-// repeated for the query heads that share them), and float ↔ bf16.
+// repeated for the query heads that share them). float ↔ bf16: common/cuda/bf16_convert.h.
 //
 // Token-major [T, heads, D] is a server's layout: row t is one token of whichever sequence it belongs to (a prompt's
 // S tokens in a prefill, one token of each running sequence in a decode step). Launches go on the default stream
@@ -24,8 +24,5 @@ void tokens_to_heads_bf16(const __nv_bfloat16* src, __nv_bfloat16* dst, int T, i
 
 // src [H, T, D] → dst [T, H, D].
 void heads_to_tokens_bf16(const __nv_bfloat16* src, __nv_bfloat16* dst, int T, int H, int D);
-
-void bf16_to_float(const __nv_bfloat16* x, float* y, size_t n);
-void float_to_bf16(const float* x, __nv_bfloat16* y, size_t n);  // round to nearest even
 
 }  // namespace llm
