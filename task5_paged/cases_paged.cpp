@@ -409,6 +409,13 @@ std::vector<GradeCase> paged_grade_cases() {
     add("token pages (page_size 1)", 1.0, "layout", {8, 2, 128, 1, {5, 300, 2}});
     add("pages of 256 positions", 0.5, "layout", {8, 8, 64, 256, {255, 256, 257, 1}});
     add("shared prompt pages", 1.0, "layout", {16, 2, 128, 16, {600, 530, 90}, 30});
+    // 40 sequences of up to 400 one-position pages: a table of 16,000 entries (a kernel that passes its tables in the
+    // launch's parameters, 32 KB at most, must take them another way here)
+    add("a table of 16,000 entries (40 sequences, pages of 1)", 0.5, "layout", {8, 2, 64, 1, [] {
+            std::vector<int> lengths(40);
+            for (int i = 0; i < 40; ++i) lengths[i] = 400 - 7 * i;
+            return lengths;
+        }()});
     add("long: lengths 1 … 32768 in one batch", 2.0, "long", {8, 2, 128, 64, {1, 700, 9000, 32768}});
     add("B·H_kv = 66000 (past gridDim.y's 65535)", 0.5, "long", {1000, 1000, 64, 1, std::vector<int>(66, 2)});
     for (int draw = 0; draw < 4; ++draw)

@@ -31,13 +31,15 @@ Timing Bencher::time(const std::function<void()>& fn, BenchOptions opt, const st
     std::vector<double> ms;
     for (int i = 0; i < opt.reps; ++i) {
         if (prepare) prepare();
+        if (opt.overlap_host) CUDA_CHECK(cudaDeviceSynchronize());  // whatever `prepare` left is done before the flush
         if (opt.flush_l2) CUDA_CHECK(cudaMemsetAsync(flush_.get(), i & 0xff, flush_.bytes()));
-        CUDA_CHECK(cudaDeviceSynchronize());
+        if (!opt.overlap_host) CUDA_CHECK(cudaDeviceSynchronize());
         CUDA_CHECK(cudaEventRecord(start_));
         fn();
-        CUDA_CHECK(cudaDeviceSynchronize());  // everything the call launched, on any stream, is done
+        if (!opt.overlap_host) CUDA_CHECK(cudaDeviceSynchronize());  // everything the call launched, on any stream, is done
         CUDA_CHECK(cudaEventRecord(stop_));
         CUDA_CHECK(cudaEventSynchronize(stop_));
+        if (opt.overlap_host) CUDA_CHECK(cudaDeviceSynchronize());
         float t = 0;
         CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
         ms.push_back(t);

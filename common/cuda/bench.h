@@ -3,7 +3,9 @@
 // Bencher::time: warm-ups first; before every timed call an optional untimed `prepare` (fresh
 // inputs, poisoning) and an L2 flush (a write of twice the L2 size); CUDA events around the call
 // with the device synchronised before the stop event, so work the call left on any stream —
-// a side stream included — is inside the time; median and min over the repeats.
+// a side stream included — is inside the time; median and min over the repeats. With
+// BenchOptions::overlap_host the call's host work is hidden behind the flush instead, as torch's
+// scripts time it (comparisons with torch's libraries use it on both sides).
 // Ceilings are measured on the GPU in the same process: copy bandwidth (device-to-device, bytes
 // read + written) and cuBLAS fp32 SGEMM; perf_line() puts every time against them.
 #pragma once
@@ -24,6 +26,11 @@ struct BenchOptions {
     int warmup = 3;
     int reps = 20;
     bool flush_l2 = true;
+    // false: the device is synchronised before the start event and before the stop event, so the call's host work
+    // (argument checks, planning, launches) and work it left on any stream are inside the time. true: as torch's
+    // scripts time a call (tools/vs_torch/event_timing.py): the flush is queued, then start, the call, stop, with no
+    // synchronisation between them, so the call's host work overlaps the flush and only stream-ordered work is timed.
+    bool overlap_host = false;
 };
 
 class Bencher {

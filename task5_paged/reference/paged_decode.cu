@@ -92,19 +92,23 @@ inline void check_call(const char* fn, const Geometry& g, std::initializer_list<
 // Device memory kept between calls, grown in stream order when a call needs more (freed with cudaFreeAsync, so
 // kernels already queued keep theirs): a call that allocates and frees its scratch spends host time in the driver
 // that the GPU waits through, and a decode step is only a few hundred microseconds.
-inline void* kept_device_memory(int which, size_t bytes) {
-    static void* p[2] = {};
-    static size_t have[2] = {};
+inline void* kept_device_memory(int which, size_t bytes, bool zeroed = false) {
+    static void* p[3] = {};
+    static size_t have[3] = {};
     if (have[which] < bytes) {
         if (p[which]) CUDA_CHECK(cudaFreeAsync(p[which], 0));
         have[which] = std::max<size_t>(bytes, 1 << 16);
         CUDA_CHECK(cudaMallocAsync(&p[which], have[which], 0));
+        if (zeroed) CUDA_CHECK(cudaMemsetAsync(p[which], 0, have[which], 0));
     }
     return p[which];
 }
 
 // n floats of scratch (a split's partial results), valid for kernels launched after this on stream 0 until the next call.
 inline float* scratch_floats(size_t n) { return static_cast<float*>(kept_device_memory(1, n * sizeof(float))); }
+
+// n counters, zero between calls (whoever counts to the end puts its counter back to zero).
+inline int* zeroed_counters(size_t n) { return static_cast<int*>(kept_device_memory(2, n * sizeof(int), true)); }
 
 // Host ints (a table, a plan) on the device in stream order: the pieces one after another, valid for kernels launched
 // after this on stream 0 until the next upload; the host arrays may change once this returns. They go straight into
@@ -146,12 +150,11 @@ using namespace task4::bf16_detail;  // cp.async, ldmatrix, mma.sync m16n8k16 (t
 
 constexpr int kKeys = 64;     // keys a tile: 4 warps × 16
 constexpr int kThreads = 128;
-// A block serves 16 query heads of a KV head's group (one mma row tile; a group of 4 or 8 leaves the other rows
-// zero, which costs nothing a memory-bound kernel feels) or 32 (two row tiles: MQA's group of 32 reads each K and V
-// byte into shared memory once instead of twice). A larger group takes several blocks.
-template <int MT>
-constexpr int kRowsOf = 16 * MT;
-
+// A block serves 16 query heads of a KV head's group, the rows of one mma tile: a group of 4 or 8 leaves the other
+// rows zero, which costs nothing a memory-bound kernel feels. A larger group (MQA's 32) takes several blocks, launched
+// side by side, so that all but the first find each K and V tile in L2 (measured on an H200: 7–10 % faster at MQA
+// than one block of 32 rows, whose twice as many registers leave too few warps on an SM to hide the loads behind).
+constexpr int kRows = 16;
 
 // Asked once a process (cudaGetDeviceProperties alone costs tens of microseconds: a decode step's host time).
 static const std::string& missing_bf16_mma() {
@@ -177,44 +180,99 @@ __global__ void append_kernel(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, co
     *reinterpret_cast<uint4*>(v_pages + dst) = *reinterpret_cast<const uint4*>(v_new + src);
 }
 
-// One unit of work: keys [key0, key1) of sequence b, KV head kvh. A sequence split into n parts has n pieces per KV
-// head, numbered `part` = its first part + kvh·n + piece: where their partial results go for merge_kernel.
+// One piece of work: keys [key0, key1) of sequence b, piece s of its n, done by one block for each KV head (and row
+// block). A sequence split into n > 1 pieces keeps a partial result per piece and KV head, part first + kvh·n + s;
+// the block that finishes its (sequence, KV head)'s last piece merges them (merge_parts).
 struct Item {
-    int b, kvh, key0, key1, part;
+    int b, key0, key1, first, s, n;
 };
 
 struct DecodeParams {
     const __nv_bfloat16 *q, *k_pages, *v_pages;
     __nv_bfloat16* o;
-    const int* table;       // [B, pages_per_seq]
-    const Item* items;
-    const int* splits;      // [B]: how many items each (sequence, KV head) has
+    const int* ints;        // the page table [B, pages_per_seq], then the items (when not in the launch: DecodeArgs)
     float *part_o, *part_lse;  // [parts, g, D] and [parts, g]: a split piece's normalised output and log2-sum-exp
+    int* done;              // [parts, row_blocks]: pieces finished, counted at part first + kvh·n (zero between calls)
+    long long table_ints;   // B · pages_per_seq: where the items start
     int H_q, H_kv, g, row_blocks, page_shift, pages_per_seq;
     float scale_log2;       // log2(e)/√D
 };
 
-// Block (item, row block): query heads kvh·g + ROWS·rb … of sequence b against the item's keys. Each warp owns 16 keys
-// of every 64-key tile and keeps its own running max, sum and output (ROWS × D in mma C fragments); the four are
-// combined through shared memory at the end. Key tiles come page by page with cp.async, STAGES − 1 tiles ahead;
-// keys past the item's end are zero-filled and masked, so nothing past a sequence's length is read.
-template <int D, int STAGES, int MT>
-__global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
-    constexpr int CH = D / 8, ROWS = kRowsOf<MT>;  // 16-byte chunks a row; query rows a block
+// The kernel's argument. The page table and the items travel inside it when they fit (N = kInlineInts; kernel
+// parameters may take 32,764 bytes from CUDA 12.1 on sm_70 and newer): then the kernel waits for no copy to the
+// device, which at a small batch is several microseconds of a call that lasts tens. Otherwise (N = 1) they are copied
+// to the device first (upload_ints) and p.ints points there.
+constexpr int kInlineInts = 7680;  // 30 KB
+template <int N>
+struct DecodeArgs {
+    DecodeParams p;
+    int ints[N];
+};
+
+// The last block to finish a split (sequence, KV head, row block) merges its n parts: each part's output weighted by
+// 2^(lse − max), summed, divided by the weights' sum. The others' parts are read past L1 (__ldcg): they were written
+// by other SMs, made visible by the fence before the count.
+template <int D>
+__device__ void merge_parts(const DecodeParams& p, const Item& it, int kvh, int rb, int rows, float* smem) {
+    __shared__ int last;
+    const int n = it.n, tid = threadIdx.x;
+    const size_t first = (size_t)it.first + (size_t)kvh * n;
+    __threadfence();
+    __syncthreads();  // every thread's part is written and fenced before the count
+    if (tid == 0) {
+        int* done = p.done + first * p.row_blocks + rb;
+        last = atomicAdd(done, 1) == n - 1;
+        if (last) *done = 0;  // ready for the next call
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    float* w = smem;  // [kRows][n]: each part's log2-sum-exp, then its weight
+    for (int c = tid; c < rows * n; c += kThreads)
+        w[c] = __ldcg(p.part_lse + (first + c % n) * p.g + rb * kRows + c / n);
+    __syncthreads();
+    if (tid < rows) {
+        float M = -INFINITY, L = 0.f;
+        for (int s = 0; s < n; ++s) M = fmaxf(M, w[tid * n + s]);
+        for (int s = 0; s < n; ++s) L += exp2f(w[tid * n + s] - M);
+        for (int s = 0; s < n; ++s) w[tid * n + s] = exp2f(w[tid * n + s] - M) / L;
+    }
+    __syncthreads();
+    const int head0 = kvh * p.g + rb * kRows;
+    const size_t step = (size_t)p.g * D;  // from one part to the next
+    for (int c = tid; c < rows * D; c += kThreads) {
+        const int r = c / D, d = c % D;
+        const float* part = p.part_o + ((first * p.g + rb * kRows + r) * D + d);
+        float O = 0.f;
+#pragma unroll 4
+        for (int s = 0; s < n; ++s) O += w[r * n + s] * __ldcg(part + s * step);
+        p.o[((size_t)it.b * p.H_q + head0 + r) * D + d] = __float2bfloat16_rn(O);
+    }
+}
+
+// Block (item, KV head, row block): query heads kvh·g + 16·rb … of sequence b against the item's keys. Each warp owns
+// 16 keys of every 64-key tile and keeps its own running max, sum and output (16 × D in mma C fragments; the query's
+// A fragments stay in registers); the four are combined through shared memory at the end. Key tiles come page by
+// page with cp.async, STAGES − 1 tiles ahead; keys past the item's end are zero-filled and masked, so nothing past a
+// sequence's length is read.
+template <int D, int STAGES, int N>
+__global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant__ DecodeArgs<N> args) {
+    constexpr int CH = D / 8;  // 16-byte chunks a row
+    const DecodeParams& p = args.p;
+    const int* ints = N > 1 ? args.ints : p.ints;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __nv_bfloat16* sK = reinterpret_cast<__nv_bfloat16*>(smem_raw);
     __nv_bfloat16* sV = sK + STAGES * kKeys * D;
     __nv_bfloat16* sQ = sV + STAGES * kKeys * D;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const long long item_index = blockIdx.x / p.row_blocks;
-    const int rb = blockIdx.x % p.row_blocks;
-    const Item it = p.items[item_index];
-    const int head0 = it.kvh * p.g + rb * ROWS, rows = min(ROWS, p.g - rb * ROWS);
+    const int units = p.H_kv * p.row_blocks, unit = blockIdx.x % units, kvh = unit / p.row_blocks, rb = unit % p.row_blocks;
+    const Item it = reinterpret_cast<const Item*>(ints + p.table_ints)[blockIdx.x / units];
+    const int head0 = kvh * p.g + rb * kRows, rows = min(kRows, p.g - rb * kRows);
     const __nv_bfloat16* q = p.q + ((size_t)it.b * p.H_q + head0) * D;
-    const int* table = p.table + (size_t)it.b * p.pages_per_seq;
+    const int* table = ints + (size_t)it.b * p.pages_per_seq;
     const int page_mask = (1 << p.page_shift) - 1;
 
-    for (int c = tid; c < ROWS * CH; c += kThreads) {  // the block's query rows (zeros past the group)
+    for (int c = tid; c < kRows * CH; c += kThreads) {  // the block's query rows (zeros past the group)
         const int r = c / CH, ch = c % CH;
         const uint4 x = r < rows ? *reinterpret_cast<const uint4*>(q + (size_t)r * D + ch * 8) : make_uint4(0, 0, 0, 0);
         *reinterpret_cast<uint4*>(sQ + tile_offset<D, true>(r, ch)) = x;
@@ -225,8 +283,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
     constexpr int RSTEP = kThreads / CH, PER = kKeys / RSTEP;
     const int ch = tid % CH, r0 = tid / CH;
     const size_t row_stride = (size_t)p.H_kv * D;  // elements from one slot of a page to the next
-    const __nv_bfloat16* k_head = p.k_pages + (size_t)it.kvh * D + ch * 8;
-    const __nv_bfloat16* v_head = p.v_pages + (size_t)it.kvh * D + ch * 8;
+    const __nv_bfloat16* k_head = p.k_pages + (size_t)kvh * D + ch * 8;
+    const __nv_bfloat16* v_head = p.v_pages + (size_t)kvh * D + ch * 8;
     const bool whole_page = p.page_shift >= 6;
     // Shared-memory addresses of this thread's chunks in stage 0 (a stage further is a fixed step), once.
     unsigned k_dst[PER], v_dst[PER];
@@ -268,10 +326,15 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
         cp_async_commit();
     }
 
-    float acc[MT][D / 8][4] = {};
-    float m[MT][2], l[MT][2];  // rows lane/4 and lane/4 + 8 of each row tile, in log2 units
+    __syncthreads();  // the query rows are in shared memory: each warp keeps their A fragments in registers
+    unsigned qa[D / 16][4];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.f;
+    for (int kk = 0; kk < D / 16; ++kk)
+        ldmatrix_x4(smem_u32(sQ + tile_offset<D, true>(lane % 8 + ((lane / 8) % 2) * 8, 2 * kk + lane / 16)), qa[kk][0], qa[kk][1],
+                    qa[kk][2], qa[kk][3]);
+
+    float acc[D / 8][4] = {};
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8, in log2 units
     for (int t = 0; t < tiles; ++t) {
         cp_async_wait<STAGES - 2>();
         __syncthreads();
@@ -279,138 +342,100 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(DecodeParams p) {
         cp_async_commit();
         const __nv_bfloat16* k = sK + (t % STAGES) * kKeys * D;
         const __nv_bfloat16* v = sV + (t % STAGES) * kKeys * D;
-        float s[MT][2][4] = {};
+        float s[2][4] = {};
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {  // S = Q·Kᵀ for this warp's 16 keys (Q's fragments from shared memory)
+        for (int kk = 0; kk < D / 16; ++kk) {  // S = Q·Kᵀ for this warp's 16 keys
             unsigned b0, b1, b2, b3;
             ldmatrix_x4(smem_u32(k + tile_offset<D, true>(warp * 16 + (lane / 16) * 8 + lane % 8, 2 * kk + (lane / 8) % 2)), b0,
                         b1, b2, b3);
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-                unsigned a[4];
-                ldmatrix_x4(smem_u32(sQ + tile_offset<D, true>(mt * 16 + lane % 8 + ((lane / 8) % 2) * 8, 2 * kk + lane / 16)), a[0],
-                            a[1], a[2], a[3]);
-                mma_bf16(s[mt][0], a, b0, b1);
-                mma_bf16(s[mt][1], a, b2, b3);
-            }
+            mma_bf16(s[0], qa[kk], b0, b1);
+            mma_bf16(s[1], qa[kk], b2, b3);
         }
+        // Scores stay unscaled until the exponent: 2^(s·scale − max), one FFMA each (scale > 0 keeps the max's place).
         const int key_base = it.key0 + t * kKeys + warp * 16 + 2 * (lane % 4);
-        unsigned pa[MT][4];
+        float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-            float mx[2] = {-INFINITY, -INFINITY};
+        for (int j = 0; j < 2; ++j)
 #pragma unroll
-            for (int j = 0; j < 2; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    s[mt][j][e] = key_base + j * 8 + (e & 1) < it.key1 ? s[mt][j][e] * p.scale_log2 : -INFINITY;
-                    mx[e / 2] = fmaxf(mx[e / 2], s[mt][j][e]);
-                }
-            float alpha[2], base[2];
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-                const float m_new = fmaxf(m[mt][r], mx[r]);
-                base[r] = m_new == -INFINITY ? 0.f : m_new;  // a warp whose keys are all masked so far: no NaN from −∞ − −∞
-                alpha[r] = exp2f(m[mt][r] - base[r]);
-                m[mt][r] = m_new;
-                l[mt][r] *= alpha[r];
+            for (int e = 0; e < 4; ++e) {
+                if (key_base + j * 8 + (e & 1) >= it.key1) s[j][e] = -INFINITY;
+                mx[e / 2] = fmaxf(mx[e / 2], s[j][e]);
             }
+        float alpha[2], base[2];
 #pragma unroll
-            for (int j = 0; j < 2; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    s[mt][j][e] = exp2f(s[mt][j][e] - base[e / 2]);
-                    l[mt][e / 2] += s[mt][j][e];
-                }
-            if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))  // the max rarely moves after a few tiles
-#pragma unroll
-                for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) acc[mt][nt][e] *= alpha[e / 2];
-            pa[mt][0] = pack_bf16(s[mt][0][0], s[mt][0][1]), pa[mt][1] = pack_bf16(s[mt][0][2], s[mt][0][3]);
-            pa[mt][2] = pack_bf16(s[mt][1][0], s[mt][1][1]), pa[mt][3] = pack_bf16(s[mt][1][2], s[mt][1][3]);
+        for (int r = 0; r < 2; ++r) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            const float m_new = fmaxf(m[r], mx[r] * p.scale_log2);
+            base[r] = m_new == -INFINITY ? 0.f : m_new;  // a warp whose keys are all masked so far: no NaN from −∞ − −∞
+            alpha[r] = exp2f(m[r] - base[r]);
+            m[r] = m_new;
+            l[r] *= alpha[r];
         }
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                s[j][e] = exp2f(fmaf(s[j][e], p.scale_log2, -base[e / 2]));
+                l[e / 2] += s[j][e];
+            }
+        if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))  // the max rarely moves after a few tiles
+#pragma unroll
+            for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[nt][e] *= alpha[e / 2];
+        const unsigned pa[4] = {pack_bf16(s[0][0], s[0][1]), pack_bf16(s[0][2], s[0][3]), pack_bf16(s[1][0], s[1][1]),
+                                pack_bf16(s[1][2], s[1][3])};
 #pragma unroll
         for (int nn = 0; nn < D / 16; ++nn) {  // O += P·V
             unsigned b0, b1, b2, b3;
             ldmatrix_x4_trans(smem_u32(v + tile_offset<D, true>(warp * 16 + lane % 8 + ((lane / 8) % 2) * 8, 2 * nn + lane / 16)),
                               b0, b1, b2, b3);
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-                mma_bf16(acc[mt][2 * nn], pa[mt], b0, b1);
-                mma_bf16(acc[mt][2 * nn + 1], pa[mt], b2, b3);
-            }
+            mma_bf16(acc[2 * nn], pa, b0, b1);
+            mma_bf16(acc[2 * nn + 1], pa, b2, b3);
         }
     }
     cp_async_wait<0>();
     __syncthreads();  // the tiles are done with: their memory holds the four warps' results now
 
-    float* w_acc = reinterpret_cast<float*>(smem_raw);  // [4][ROWS][D]
-    float* w_m = w_acc + 4 * ROWS * D;                  // [4][ROWS]
-    float* w_l = w_m + 4 * ROWS;
+    float* w_acc = reinterpret_cast<float*>(smem_raw);  // [4][kRows][D]
+    float* w_m = w_acc + 4 * kRows * D;                 // [4][kRows]
+    float* w_l = w_m + 4 * kRows;
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            l[mt][r] += __shfl_xor_sync(0xffffffffu, l[mt][r], 1);
-            l[mt][r] += __shfl_xor_sync(0xffffffffu, l[mt][r], 2);
-            const int row = mt * 16 + lane / 4 + 8 * r;
-            if (lane % 4 == 0) w_m[warp * ROWS + row] = m[mt][r], w_l[warp * ROWS + row] = l[mt][r];
-        }
-#pragma unroll
-        for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                w_acc[(warp * ROWS + mt * 16 + lane / 4 + 8 * (e / 2)) * D + nt * 8 + 2 * (lane % 4) + (e & 1)] = acc[mt][nt][e];
+    for (int r = 0; r < 2; ++r) {
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+        const int row = lane / 4 + 8 * r;
+        if (lane % 4 == 0) w_m[warp * kRows + row] = m[r], w_l[warp * kRows + row] = l[r];
     }
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            w_acc[(warp * kRows + lane / 4 + 8 * (e / 2)) * D + nt * 8 + 2 * (lane % 4) + (e & 1)] = acc[nt][e];
     __syncthreads();
-    const bool split = p.splits[it.b] > 1;
+    const bool split = it.n > 1;
     for (int c = tid; c < rows * D; c += kThreads) {
         const int r = c / D, d = c % D;
         float M = -INFINITY;
 #pragma unroll
-        for (int w = 0; w < 4; ++w) M = fmaxf(M, w_m[w * ROWS + r]);
+        for (int w = 0; w < 4; ++w) M = fmaxf(M, w_m[w * kRows + r]);
         float L = 0.f, O = 0.f;
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
-            const float scale = w_m[w * ROWS + r] == -INFINITY ? 0.f : exp2f(w_m[w * ROWS + r] - M);
-            L += w_l[w * ROWS + r] * scale;
-            O += w_acc[(w * ROWS + r) * D + d] * scale;
+            const float scale = w_m[w * kRows + r] == -INFINITY ? 0.f : exp2f(w_m[w * kRows + r] - M);
+            L += w_l[w * kRows + r] * scale;
+            O += w_acc[(w * kRows + r) * D + d] * scale;
         }
         if (!split) {
             p.o[((size_t)it.b * p.H_q + head0 + r) * D + d] = __float2bfloat16_rn(O / L);
         } else {
-            const size_t row = (size_t)it.part * p.g + rb * ROWS + r;
+            const size_t row = ((size_t)it.first + (size_t)kvh * it.n + it.s) * p.g + rb * kRows + r;
             p.part_o[row * D + d] = O / L;
             if (d == 0) p.part_lse[row] = M + log2f(L);
         }
     }
-}
-
-// One block per (split sequence, query head): the parts' outputs weighted by 2^(lse − max), D threads.
-struct MergeParams {
-    const int* merge;  // [n, 2]: sequence, its first part
-    const int* splits;
-    const float *part_o, *part_lse;
-    __nv_bfloat16* o;
-    int H_q, g;
-};
-
-__global__ void merge_kernel(MergeParams p) {
-    const int i = blockIdx.x / p.H_q, h = blockIdx.x % p.H_q, d = threadIdx.x, D = blockDim.x;
-    const int b = p.merge[2 * i], n = p.splits[b], first = p.merge[2 * i + 1] + (h / p.g) * n, r = h % p.g;
-    float M = -INFINITY;
-    for (int s = 0; s < n; ++s) M = fmaxf(M, p.part_lse[(size_t)(first + s) * p.g + r]);
-    float L = 0.f, O = 0.f;
-    for (int s = 0; s < n; ++s) {
-        const size_t row = (size_t)(first + s) * p.g + r;
-        const float w = exp2f(p.part_lse[row] - M);
-        L += w;
-        O += w * p.part_o[row * D + d];
-    }
-    p.o[((size_t)b * p.H_q + h) * D + d] = __float2bfloat16_rn(O / L);
+    if (split) merge_parts<D>(p, it, kvh, rb, rows, reinterpret_cast<float*>(smem_raw));
 }
 
 static int sm_count() {
@@ -423,75 +448,84 @@ static int sm_count() {
     return n;
 }
 
-template <int D, int STAGES, int MT>
+// Shared memory a block of decode_kernel<D, STAGES, N> takes, set as its limit once; how many fit an SM.
+template <int D, int STAGES, int N>
+static int blocks_per_sm(size_t smem) {
+    static const int n = [smem] {
+        CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<D, STAGES, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        int k = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k, decode_kernel<D, STAGES, N>, kThreads, smem));
+        return std::max(k, 1);
+    }();
+    return n;
+}
+
+template <int D, int STAGES>
 static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat16* k_pages, const __nv_bfloat16* v_pages,
                    __nv_bfloat16* o, const int* table, const int* lengths) {
-    constexpr int ROWS = kRowsOf<MT>;
-    constexpr size_t smem = size_t(2 * STAGES * kKeys + ROWS) * D * sizeof(__nv_bfloat16);
-    static_assert(smem >= (4 * ROWS * D + 8 * ROWS) * sizeof(float), "the warps' results must fit the tiles' memory");
-    static const int blocks_per_sm = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<D, STAGES, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        int n = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_kernel<D, STAGES, MT>, kThreads, smem));
-        return std::max(n, 1);
-    }();
-    const int group = g.H_q / g.H_kv, row_blocks = (group + ROWS - 1) / ROWS;
-    const long long units = (long long)g.H_kv * row_blocks, slots = (long long)sm_count() * blocks_per_sm;
-    std::vector<int> tiles(g.B);
-    int most = 1;
-    for (int b = 0; b < g.B; ++b) tiles[b] = (lengths[b] + kKeys - 1) / kKeys, most = std::max(most, tiles[b]);
+    constexpr size_t smem = size_t(2 * STAGES * kKeys + kRows) * D * sizeof(__nv_bfloat16);
+    static_assert(smem >= (4 * kRows * D + 8 * kRows) * sizeof(float), "the warps' results must fit the tiles' memory");
+    static_assert(smem >= kRows * 256 * sizeof(float), "a merge's weights (up to 256 parts a row) must fit it too");
+    const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
+    const long long units = (long long)g.H_kv * row_blocks;
+    const long long slots = (long long)sm_count() * std::min(blocks_per_sm<D, STAGES, 1>(smem), blocks_per_sm<D, STAGES, kInlineInts>(smem));
     // Every sequence's t tiles become ceil(t / c) pieces of nearly equal length, for each KV head (and row block).
     // Pieces run in waves of `slots` blocks, so c is the one with the shortest estimate, waves × (c + 1): a piece's
     // tiles and about one more for its start and its merge. One wave of equal pieces is the best; a ragged batch's
-    // short sequences simply fill in.
+    // short sequences simply fill in. The estimate needs only how many sequences have each tile count (a decode
+    // step's host time is time the GPU waits: a batch of 256 equal lengths is one count, not 256).
+    std::vector<int> tiles(g.B);
+    for (int b = 0; b < g.B; ++b) tiles[b] = (lengths[b] + kKeys - 1) / kKeys;
+    std::vector<std::pair<int, int>> counts;  // (tiles, sequences with that many)
+    {
+        std::vector<int> sorted = tiles;
+        if (!std::is_sorted(sorted.begin(), sorted.end())) std::sort(sorted.begin(), sorted.end());
+        for (int t : sorted)
+            if (!counts.empty() && counts.back().first == t) ++counts.back().second;
+            else counts.push_back({t, 1});
+    }
+    const int most = counts.back().first;
     int chunk = most;
     double best = 1e300;
     for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 128, 160, 192, 256}) {
         const int c = (most + n - 1) / n;
         long long pieces = 0;
-        for (int t : tiles) pieces += (t + c - 1) / c;
+        for (auto [t, k] : counts) pieces += (long long)k * ((t + c - 1) / c);
         const double estimate = double((pieces * units + slots - 1) / slots) * (c + 1);
         if (estimate < best) best = estimate, chunk = c;
         if (c == 1) break;
     }
-    std::vector<int> splits(g.B);  // each sequence's pieces per KV head
-    std::vector<Item> items;
-    std::vector<int> merge;  // (sequence, its first part) of each split sequence
-    int parts = 0;
+    std::vector<Item> items;  // each sequence's pieces; a block per piece, KV head and row block
+    int parts = 0;            // partial results: only split sequences keep them
     for (int b = 0; b < g.B; ++b) {
         const int t = tiles[b], n0 = (t + chunk - 1) / chunk, per = (t + n0 - 1) / n0, n = (t + per - 1) / per;
-        splits[b] = n;
-        if (n > 1) merge.push_back(b), merge.push_back(parts);
-        for (int h = 0; h < g.H_kv; ++h)
-            for (int s = 0; s < n; ++s, ++parts)
-                items.push_back({b, h, s * per * kKeys, std::min(lengths[b], (s + 1) * per * kKeys), parts});
+        for (int s = 0; s < n; ++s)
+            items.push_back({b, s * per * kKeys, std::min(lengths[b], (s + 1) * per * kKeys), n > 1 ? parts : 0, s, n});
+        if (n > 1) parts += n * g.H_kv;
     }
     // The longest pieces first: in a ragged batch the short ones fill the last wave instead of the long ones running alone.
     auto longer = [](const Item& x, const Item& y) { return x.key1 - x.key0 > y.key1 - y.key0; };
     if (!std::is_sorted(items.begin(), items.end(), longer)) std::stable_sort(items.begin(), items.end(), longer);
-    // On the device, one after another: the page table, the split counts, the items, the merge list.
-    const size_t table_ints = size_t(g.B) * g.pages_per_seq, item_ints = items.size() * sizeof(Item) / sizeof(int);
-    const int* dev = upload_ints({{table, table_ints},
-                                  {splits.data(), splits.size()},
-                                  {reinterpret_cast<const int*>(items.data()), item_ints},
-                                  {merge.data(), merge.size()}});
-    const int* dev_splits = dev + table_ints;
-    const Item* dev_items = reinterpret_cast<const Item*>(dev_splits + g.B);
-    const int* dev_merge = dev_splits + g.B + item_ints;
-    const size_t part_rows = merge.empty() ? 1 : size_t(parts) * group;  // split outputs need room; one row otherwise
+    const size_t part_rows = size_t(std::max(parts, 1)) * group;
     float* part_o = scratch_floats(part_rows * (D + 1));
-    float* part_lse = part_o + part_rows * D;
     int shift = 0;
     while ((1 << shift) < g.page_size) ++shift;
-    const DecodeParams p{q, k_pages, v_pages, o, dev, dev_items, dev_splits, part_o, part_lse, g.H_q, g.H_kv, group, row_blocks,
-                         shift, g.pages_per_seq, float(1.4426950408889634 / std::sqrt(double(D)))};
-    decode_kernel<D, STAGES, MT><<<unsigned(items.size() * row_blocks), kThreads, smem>>>(p);
-    CUDA_CHECK_LAUNCH();
-    if (!merge.empty()) {
-        const MergeParams mp{dev_merge, dev_splits, part_o, part_lse, o, g.H_q, group};
-        merge_kernel<<<unsigned(merge.size() / 2 * g.H_q), D>>>(mp);
-        CUDA_CHECK_LAUNCH();
+    const size_t table_ints = size_t(g.B) * g.pages_per_seq, item_ints = items.size() * (sizeof(Item) / sizeof(int));
+    DecodeParams p{q, k_pages, v_pages, o, nullptr, part_o, part_o + part_rows * D, zeroed_counters(part_rows / group * row_blocks),
+                   (long long)table_ints, g.H_q, g.H_kv, group, row_blocks, shift, g.pages_per_seq,
+                   float(1.4426950408889634 / std::sqrt(double(D)))};
+    const unsigned blocks = unsigned(items.size() * units);
+    if (table_ints + item_ints <= size_t(kInlineInts)) {  // the table and the items inside the launch
+        static DecodeArgs<kInlineInts> args;  // 30 KB: not on the stack; copied by the launch
+        args.p = p;
+        std::copy(table, table + table_ints, args.ints);
+        std::copy_n(reinterpret_cast<const int*>(items.data()), item_ints, args.ints + table_ints);
+        decode_kernel<D, STAGES, kInlineInts><<<blocks, kThreads, smem>>>(args);
+    } else {  // copied to the device first: the page table, then the items
+        p.ints = upload_ints({{table, table_ints}, {reinterpret_cast<const int*>(items.data()), item_ints}});
+        decode_kernel<D, STAGES, 1><<<blocks, kThreads, smem>>>(DecodeArgs<1>{p, {0}});
     }
+    CUDA_CHECK_LAUNCH();
 }
 
 static void require_bf16_mma(const char* fn) {
@@ -548,11 +582,8 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     const Geometry g{B, H_q, H_kv, D, page_size, num_pages, pages_per_seq};
     check_call(fn, g, {{"q", q}, {"k_pages", k_pages}, {"v_pages", v_pages}, {"o", o}}, page_table, lengths, false);
     require_bf16_mma(fn);
-    const bool wide = H_q / H_kv > 16;  // a group of more than 16 query heads: blocks of 32
-    if (D == 64) return wide ? launch<64, 4, 2>(g, q, k_pages, v_pages, o, page_table, lengths)
-                             : launch<64, 4, 1>(g, q, k_pages, v_pages, o, page_table, lengths);
-    return wide ? launch<128, 3, 2>(g, q, k_pages, v_pages, o, page_table, lengths)
-                : launch<128, 3, 1>(g, q, k_pages, v_pages, o, page_table, lengths);
+    if (D == 64) return launch<64, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
+    return launch<128, 3>(g, q, k_pages, v_pages, o, page_table, lengths);
 #else
     // TODO(task5b.2): the plan above.
     (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,

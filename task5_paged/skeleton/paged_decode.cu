@@ -89,19 +89,23 @@ inline void check_call(const char* fn, const Geometry& g, std::initializer_list<
 // Device memory kept between calls, grown in stream order when a call needs more (freed with cudaFreeAsync, so
 // kernels already queued keep theirs): a call that allocates and frees its scratch spends host time in the driver
 // that the GPU waits through, and a decode step is only a few hundred microseconds.
-inline void* kept_device_memory(int which, size_t bytes) {
-    static void* p[2] = {};
-    static size_t have[2] = {};
+inline void* kept_device_memory(int which, size_t bytes, bool zeroed = false) {
+    static void* p[3] = {};
+    static size_t have[3] = {};
     if (have[which] < bytes) {
         if (p[which]) CUDA_CHECK(cudaFreeAsync(p[which], 0));
         have[which] = std::max<size_t>(bytes, 1 << 16);
         CUDA_CHECK(cudaMallocAsync(&p[which], have[which], 0));
+        if (zeroed) CUDA_CHECK(cudaMemsetAsync(p[which], 0, have[which], 0));
     }
     return p[which];
 }
 
 // n floats of scratch (a split's partial results), valid for kernels launched after this on stream 0 until the next call.
 inline float* scratch_floats(size_t n) { return static_cast<float*>(kept_device_memory(1, n * sizeof(float))); }
+
+// n counters, zero between calls (whoever counts to the end puts its counter back to zero).
+inline int* zeroed_counters(size_t n) { return static_cast<int*>(kept_device_memory(2, n * sizeof(int), true)); }
 
 // Host ints (a table, a plan) on the device in stream order: the pieces one after another, valid for kernels launched
 // after this on stream 0 until the next upload; the host arrays may change once this returns. They go straight into

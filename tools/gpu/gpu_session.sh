@@ -89,8 +89,10 @@ for arg in "$@"; do
           note "sdpa_bf16_backward (torch's bf16 backwards, same GPU): exit $?" ;;
     paged) timeout 300 ./build/carry/reference/bench_task5_paged > "$OUT/bench_task5_paged.log" 2>&1
           note "bench_task5_paged: exit $?"
-          timeout 400 python3 tools/vs_torch/paged_decode.py > "$OUT/paged_decode_torch.log" 2>&1
-          note "paged_decode (torch's decode kernels and FA4's paged one, same GPU): exit $?" ;;
+          lib=$PWD/build/carry/reference/python/libattnlab.so  # attnlab's kernel timed by the same function as torch's
+          ATTNLAB_LIB=${ATTNLAB_LIB:-$([ -f "$lib" ] && echo "$lib")} timeout 400 python3 tools/vs_torch/paged_decode.py \
+            > "$OUT/paged_decode_torch.log" 2>&1
+          note "paged_decode (torch's decode kernels, FA4's paged one and attnlab's, same GPU, same timing): exit $?" ;;
     serve) timeout 400 ./build/carry/reference/bench_task6_serve --csv "$OUT" > "$OUT/bench_task6_serve.log" 2>&1
           note "bench_task6_serve: exit $?"
           python3 tools/pictures/plot_serving.py "$OUT" > "$OUT/plot_serving.log" 2>&1

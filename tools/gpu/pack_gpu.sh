@@ -51,6 +51,9 @@ strip -o build/carry/reference/bench_task5_paged build/reference/bin/bench_task5
 strip -o build/carry/reference/task6_serve build/reference/bin/task6_serve
 strip -o build/carry/skeleton/task6_serve build/skeleton/bin/task6_serve
 strip -o build/carry/reference/bench_task6_serve build/reference/bin/bench_task6_serve
+# the bridge's library (the reference's kernels, ctypes): tools/vs_torch/paged_decode.py times 5b's kernel through it
+make --no-print-directory IMPL=reference python >/dev/null && mkdir -p build/carry/reference/python \
+  && strip -o build/carry/reference/python/libattnlab.so build/reference/python/libattnlab.so
 # Task 6's goldens are small: carried as a fallback should the GPU machine's python lack numpy
 [ -d goldens/task6 ] && mkdir -p build/carry/goldens && cp -r goldens/task6 build/carry/goldens/
 [ -f build/reference/bin/tune_task4 ] && strip -o build/carry/reference/tune_task4 build/reference/bin/tune_task4

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Measures the reference's times at the graded shapes of Tasks 4 and 5 on this machine's GPU with
-the grader's own timing (grader --perf-only, the reference's runners as the submission, nothing to
-compare with) and writes them into grader/reference_times.json under the GPU's name, with the date
-and the command. The student kit ships that file: its `make grade` estimates speed credit from it.
+"""Measures the reference's times at the graded shapes of Tasks 4 and 5, and of every bonus part the
+rubric gives speed credit (5b: "task5b"), on this machine's GPU with the grader's own timing (grader
+--perf-only, the reference's runners as the submission, nothing to compare with) and writes them into
+grader/reference_times.json under the GPU's name, with the date and the command. The student kit
+ships that file: its `make grade` estimates speed credit from it.
 
     make reference-times            (on a GPU, course repo: needs build/reference)
     tools/gpu/reference_times.py [--grader build/reference/bin/grader] [--bin-dir build/reference/bin] [--file F]
@@ -24,24 +25,31 @@ def main():
     ap.add_argument("--bin-dir", default="build/reference/bin")
     ap.add_argument("--file", default="grader/reference_times.json")
     args = ap.parse_args()
-    out = tempfile.mkdtemp(prefix="reference-times-")
-    cmd = [args.grader, "--task", "4", "--task", "5", "--perf-only", "--bin-dir", args.bin_dir, "--reference-bin-dir", "",
-           "--out", out, "--impl", "reference"]
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    with open(os.path.join(out, "results.json")) as f:
-        results = json.load(f)
-    tests = results["tests"]
-    if p.returncode != 0 or any(t["extra_data"]["state"] == "not run" for t in tests):
-        print(p.stdout[-2000:], p.stderr[-2000:])
-        sys.exit(f"reference_times: the grader could not time the reference here ({args.grader})")
-    gpu = results["extra_data"].get("gpu", "")
-    times = {}
-    for t in tests:
-        e = t["extra_data"]
-        if e.get("state") != "performance":
-            continue
-        shape = t["name"].split(": performance ", 1)[1]
-        times.setdefault(f"task{e['task']}", {})[shape] = round(e["ms"], 4)
+    with open(os.path.join(ROOT, "grader", "rubric.json")) as f:
+        timed_parts = [b["bonus"] for b in json.load(f).get("bonus", []) if b.get("performance", {}).get("share", 0) > 0]
+    gpu, times = "", {}
+    # The tasks in one grader run, then each timed bonus part alone (grader --part: a part's timing, keyed "task5b").
+    for key, selection in [("", ["--task", "4", "--task", "5"])] + [(part, ["--part", part]) for part in timed_parts]:
+        out = tempfile.mkdtemp(prefix="reference-times-")
+        cmd = [args.grader, *selection, "--perf-only", "--bin-dir", args.bin_dir, "--reference-bin-dir", "", "--out", out,
+               "--impl", "reference"]
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        try:
+            with open(os.path.join(out, "results.json")) as f:
+                results = json.load(f)
+        except (OSError, ValueError):
+            results = {"tests": [{"extra_data": {"state": "not run"}}]}
+        tests = results["tests"]
+        if p.returncode != 0 or any(t["extra_data"]["state"] == "not run" for t in tests):
+            print(p.stdout[-2000:], p.stderr[-2000:])
+            sys.exit(f"reference_times: the grader could not time the reference here ({' '.join(cmd)})")
+        gpu = gpu or results["extra_data"].get("gpu", "")
+        for t in tests:
+            e = t["extra_data"]
+            if e.get("state") != "performance":
+                continue
+            shape = t["name"].split(": performance ", 1)[1]
+            times.setdefault(f"task{key or e['task']}", {})[shape] = round(e["ms"], 4)
     if not gpu or not times:
         sys.exit("reference_times: no GPU name or no timed shape in the grader's results")
     path = os.path.join(ROOT, args.file)

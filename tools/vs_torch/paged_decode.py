@@ -3,10 +3,14 @@ paged part), for the side-by-side table of docs/perf.md: SDPA's cuDNN and FlashA
 `enable_gqa` on a contiguous cache, FlashAttention-4's dense and paged decode (64-token pages in shuffled order, its
 `page_table`) where `flash-attn-4` is installed (tools/vs_torch/fa4.py), and the two fallbacks a model without a
 GQA or paged kernel takes: K and V repeated to every query head then SDPA, and the pages gathered into a contiguous
-cache then SDPA. bf16; bytes = the K and V positions the batch holds, read once; each beside a device copy of the
-same bytes (read + written) timed the same way: CUDA events, L2 flushed before each call, warm-up, median.
+cache then SDPA. And attnlab's own (Task 5's part 5b) where its bridge library is built (`make python IMPL=reference`,
+or $ATTNLAB_LIB): through `attnlab.paged_decode` with the tables on the host, and as one C call (the bridge's
+argument checks left out), so that every kernel is timed by the same function. bf16; bytes = the K and V positions
+the batch holds, read once; each beside a device copy of the same bytes (read + written) timed the same way: CUDA
+events, L2 flushed before each call, warm-up, median (event_timing.py: the call's host work overlaps the flush).
 Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/paged_decode.py [--quick]"""
 import math
+import os
 import random
 import sys
 
@@ -18,6 +22,34 @@ import fa4
 from event_timing import time_ms
 
 PAGE = 64
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def attnlab_bridge():
+    """(attnlab, its _library module, a status line): the bridge with the reference's library, or (None, None, why)."""
+    os.environ.setdefault("ATTNLAB_IMPL", "reference")
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    try:
+        import attnlab
+        from attnlab import _library
+        return attnlab, _library, f"attnlab: {_library.library_path()[0]} ({_library.impl()})"
+    except Exception as e:  # noqa: BLE001 — not built here: said, the rest runs
+        return None, None, f"attnlab: not loaded ({str(e).splitlines()[0][:160] if str(e) else type(e).__name__})"
+
+
+def attnlab_runs(attnlab, library, q, kp, vp, table, lens):
+    """attnlab's paged decode two ways: the bridge's op, and the library's C function alone (host tables)."""
+    B, Hq, _, D = q.shape
+    q3, table_h, lens_h = q.view(B, Hq, D), table.cpu().contiguous(), lens.cpu().contiguous()
+    o = torch.empty_like(q3)
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def c_call():
+        library.call("paged_decode_bf16", q.device.index, stream, q3.data_ptr(), kp.data_ptr(), vp.data_ptr(), o.data_ptr(),
+                     table_h.data_ptr(), lens_h.data_ptr(), B, Hq, kp.shape[2], D, kp.shape[1], kp.shape[0], table_h.shape[1])
+        return o
+    return [("attnlab 5b (paged_decode op)", lambda: attnlab.paged_decode(q3, kp, vp, table_h, lens_h)),
+            ("attnlab 5b (one C call)", c_call)]
 
 
 def shapes():
@@ -35,6 +67,8 @@ def main():
     dev = torch.cuda.get_device_properties(0)
     print(f"GPU: {dev.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
     _, status = fa4.load()
+    print(status)
+    attnlab, library, status = attnlab_bridge()
     print(status)
     try:
         from flash_attn.cute.interface import flash_attn_varlen_func
@@ -92,6 +126,8 @@ def main():
             runs.append(("FA4 paged (64-token pages)", lambda: flash_attn_varlen_func(
                 qs.view(B, Hq, D), kp, vp, cu_seqlens_q=torch.arange(B + 1, device="cuda", dtype=torch.int32),
                 max_seqlen_q=1, page_table=table, seqused_k=lens)))
+        if attnlab is not None:
+            runs += attnlab_runs(attnlab, library, q, kp, vp, table, lens)
         if Hq != Hkv:
             runs.append(("repeat K, V + SDPA", lambda: F.scaled_dot_product_attention(
                 q, k.repeat_interleave(Hq // Hkv, 1), v.repeat_interleave(Hq // Hkv, 1), attn_mask=mask)))
