@@ -78,7 +78,7 @@ def attention_shapes(q, k, v, causal):
     same_dtype(q, ("k", k), ("v", v))
     if not isinstance(causal, bool):
         raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
-    keys_fit_queries(q, ("k", k), ("v", v), "[batch, heads, Sk, head_dim]")
+    keys_fit_queries(q, ("k", k), ("v", v), "[batch, heads, Sk, head_dim]", gqa_hint=True)
     if q.dtype == torch.bfloat16:
         head_dim("q", q.shape[3], BF16_HEAD_DIMS, "the bf16 kernels")
     else:
@@ -116,14 +116,38 @@ def same_dtype(q, *named):
             raise TypeError(f"{name}: dtype is {x.dtype} but q is {q.dtype}; pass them all in one dtype")
 
 
-def keys_fit_queries(q, named_k, named_v, layout):
-    """K and V (named) have one shape, `layout`, whose batch, heads and head_dim are q's; only their length differs."""
+def grouped_heads(q, k, v):
+    """attention(enable_gqa=True): q [B, H, Sq, D], k and v [B, H_kv, Sk, D] with H_kv dividing H. Returns the group
+    size H // H_kv. The rest (dtype, device, head_dim, …) is checked by the call the heads are folded into."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+        if x.dim() != 4:
+            raise ValueError(f"{name}: has {x.dim()} dimensions {tuple(x.shape)}; expected 4 [batch, heads, seq, head_dim]")
+    if k.shape != v.shape:
+        raise ValueError(f"k and v: shapes differ, {tuple(k.shape)} and {tuple(v.shape)}; both are [batch, kv heads, Sk, head_dim]")
+    if (k.shape[0], k.shape[3]) != (q.shape[0], q.shape[3]):
+        raise ValueError(f"k: shape {tuple(k.shape)} does not fit q's {tuple(q.shape)}: batch and head_dim must match")
+    H, H_kv = q.shape[1], k.shape[1]
+    if H_kv < 1 or H % H_kv:
+        raise ValueError(f"k: {H_kv} heads do not divide q's {H} (with enable_gqa each K/V head serves H / H_kv query heads)")
+    if not q.is_contiguous():
+        raise ValueError(f"q: is not contiguous (shape {tuple(q.shape)}, strides {q.stride()}); pass q.contiguous()")
+    return H // H_kv
+
+
+def keys_fit_queries(q, named_k, named_v, layout, gqa_hint=False):
+    """K and V (named) have one shape, `layout`, whose batch, heads and head_dim are q's; only their length differs.
+    gqa_hint: where fewer K/V heads than q's would do with enable_gqa=True, the error says so."""
     (kn, k), (vn, v) = named_k, named_v
     if k.shape != v.shape:
         raise ValueError(f"{kn} and {vn}: shapes differ, {tuple(k.shape)} and {tuple(v.shape)}; both are {layout}")
     if (k.shape[0], k.shape[1], k.shape[3]) != (q.shape[0], q.shape[1], q.shape[3]):
+        gqa = (k.shape[0], k.shape[3]) == (q.shape[0], q.shape[3]) and k.shape[1] and q.shape[1] % k.shape[1] == 0
         raise ValueError(f"{kn}: shape {tuple(k.shape)} does not fit q's {tuple(q.shape)}: batch, heads and head_dim must "
-                         f"match (only the sequence length may differ)")
+                         f"match (only the sequence length may differ)" +
+                         (f"; for {k.shape[1]} K/V heads shared by {q.shape[1]} query heads (GQA) pass enable_gqa=True"
+                          if gqa and gqa_hint else ""))
 
 
 def decode(q, k_cache, v_cache, lengths):

@@ -10,8 +10,9 @@ its attention on the student's (or the reference's) kernels.
 What the adapter does: a prompt (Sq > 1) runs Task 4's fused kernel, causal bottom-right aligned
 (right for a KV cache: query i of Sq new ones sits at position Sk − Sq + i); one new token (Sq = 1)
 runs Task 5's decode kernel over the Sk cached positions. Training: when the inputs require grad, every
-call runs attnlab.attention, whose backward is Task 4c's (decode has none). GQA/MQA: K and V heads are repeated to the
-query heads. Scaling: the kernels use 1/√D; another scale (a `scaling` argument, GPT-2's
+call runs attnlab.attention, whose backward is Task 4c's (decode has none). GQA/MQA (fewer K/V heads than query heads):
+attnlab.attention with enable_gqa — a decode step runs Task 4's kernel with each K/V head's query heads as one query (no
+copy of the cache); a causal prompt repeats K and V to the query heads (Task 4's kernels take one head count). Scaling: the kernels use 1/√D; another scale (a `scaling` argument, GPT-2's
 scale_attn_weights / scale_attn_by_inverse_layer_idx) pre-scales q. Refused with an error, never
 run wrong: a padding mask or any mask that is not plain causal, dropout > 0, a dtype other than
 float32. (Also registered as the "attnlab" mask function where transformers has one: a causal mask
@@ -61,9 +62,6 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
     Hkv, Sk = key.shape[1], key.shape[2]
     if H % Hkv:
         raise ValueError(f"key: {Hkv} heads do not divide the query's {H}")
-    if Hkv != H:  # GQA / MQA: each K/V head serves H / Hkv query heads
-        key = key.repeat_interleave(H // Hkv, dim=1)
-        value = value.repeat_interleave(H // Hkv, dim=1)
     s = _scaling(module, scaling, D)
     if not math.isclose(s, 1.0 / math.sqrt(D), rel_tol=1e-9):
         query = query * (s * math.sqrt(D))
@@ -72,11 +70,12 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
     else:
         causal = bool(is_causal if is_causal is not None else getattr(module, "is_causal", True))
     q, k, v = query.contiguous(), key.contiguous(), value.contiguous()
-    if Sq == 1 and not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))):
+    if Sq == 1 and Hkv == H and not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))):
         # one new token: it sees every cached position (causal or not), Task 5's decode kernel (no backward)
         out = ops.decode(q, k, v, Sk)
-    else:
-        out = ops.attention(q, k, v, causal=causal)
+    else:  # GQA / MQA (each K/V head serves H / Hkv query heads): attention's enable_gqa, K and V not repeated for a
+        # decode step nor without a mask (the group folded into one query), repeated for a causal prompt
+        out = ops.attention(q, k, v, causal=causal, enable_gqa=Hkv != H)
     return out.transpose(1, 2).contiguous(), None
 
 

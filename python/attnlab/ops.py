@@ -20,11 +20,17 @@ from . import _checks, _library
 from ._streams import current as current_stream
 
 
-def attention(q, k, v, causal=False):
+def attention(q, k, v, causal=False, enable_gqa=False):
     """softmax(q kᵀ / √D) v with Task 4's fused kernel (task4::flash_attention_forward); differentiable.
 
     q: [B, H, Sq, D]; k, v: [B, H, Sk, D] (Sq ≠ Sk allowed); contiguous, one CUDA device; float32 (Task 4's
     kernel, D ∈ {32, 64, 96, 128}) or bfloat16 (Task 4's bf16 part, 4b; D ∈ {64, 128}), all three alike.
+    enable_gqa=True (as SDPA's): k and v may have H_kv heads, H_kv dividing H; query head h attends with K/V head
+    h // (H // H_kv) (grouped-query attention; MQA when H_kv = 1). Without a mask, or with one query (a decode step:
+    it sees every key), the H // H_kv query heads that share a K/V head are handed to the kernel as one longer query
+    of that head — no copy of K or V, and the backward sums the group's dk, dv by itself. A causal call with
+    several queries repeats K and V to every query head first (a copy: Task 4's kernels take one head count, and the
+    causal mask follows a row's place in its own head).
     causal: key j is visible to query i iff j ≤ i + (Sk − Sq), bottom-right
     aligned as in FlashAttention (the usual lower triangle when Sq == Sk; with Sq > Sk the first
     Sq − Sk rows see no key and are 0). Note torch's scaled_dot_product_attention(is_causal=True)
@@ -39,9 +45,23 @@ def attention(q, k, v, causal=False):
     float16 is refused (there are no float16 kernels).
     """
     q, k, v = _autocast(q, k, v)
+    if enable_gqa and _checks.grouped_heads(q, k, v) > 1:
+        return _grouped_attention(q, k, v, causal)
     if _op_needed(q, k, v):
         return torch.ops.attnlab.attention(q, k, v, causal)
     return attention_kernel(q, k, v, causal)
+
+
+def _grouped_attention(q, k, v, causal):
+    """attention with H_kv < H K/V heads (checked by _checks.grouped_heads): the group of g = H // H_kv query heads
+    of each K/V head folded into one query of g·Sq rows (rows are independent when nothing is masked, and a single
+    query sees every key), else K and V repeated to H heads."""
+    B, H, Sq, D = q.shape
+    H_kv = k.shape[1]
+    g = H // H_kv
+    if not causal or Sq == 1:
+        return attention(q.view(B, H_kv, g * Sq, D), k, v, causal=False).view(B, H, Sq, D)
+    return attention(q, k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1), causal=True)
 
 
 def _autocast(q, k, v):

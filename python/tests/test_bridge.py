@@ -56,6 +56,18 @@ class AttentionChecks(Raises):
         b = t(1, 1, 4, 32, dtype=torch.bfloat16)
         self.check(ValueError, ["q:", "head_dim", "32", "bf16 kernels support 64, 128"], attnlab.attention, b, b, b)
 
+    def test_fewer_kv_heads_asks_for_enable_gqa(self):  # SDPA's semantics: GQA only when asked for
+        self.check(ValueError, ["k:", "heads", "2 K/V heads shared by 4 query heads", "enable_gqa=True"], attnlab.attention,
+                   t(1, 4, 3, 32), t(1, 2, 3, 32), t(1, 2, 3, 32))
+
+    def test_enable_gqa_heads_must_divide(self):
+        self.check(ValueError, ["k:", "3 heads do not divide q's 4"], attnlab.attention, t(1, 4, 3, 32), t(1, 3, 3, 32),
+                   t(1, 3, 3, 32), enable_gqa=True)
+        self.check(ValueError, ["k and v:", "shapes differ"], attnlab.attention, t(1, 4, 3, 32), t(1, 2, 3, 32),
+                   t(1, 2, 4, 32), enable_gqa=True)
+        self.check(ValueError, ["q:", "not contiguous"], attnlab.attention, t(1, 3, 4, 32).transpose(1, 2), t(1, 2, 3, 32),
+                   t(1, 2, 3, 32), enable_gqa=True)
+
     def test_bf16_device(self):  # a bf16 call with everything else right: only the device is wrong
         q, kv = t(2, 3, 5, 128, dtype=torch.bfloat16), t(2, 3, 9, 128, dtype=torch.bfloat16)
         self.check(ValueError, ["q:", "is on cpu", "CUDA"], attnlab.attention, q, kv, kv, causal=True)
@@ -461,6 +473,32 @@ class Autograd(Raises):
         self.assertEqual(st.calls["forward"], 0)
         self.assertEqual(st.calls["with_lse"], st.calls["backward"])
 
+    def test_grouped_query_attention(self):
+        """enable_gqa: 4 query heads on 2 K/V heads (GQA) and on 1 (MQA), forward and gradients against float64 with
+        K and V repeated; unmasked calls and single queries fold each group into one query (one kernel call on
+        H_kv heads, K and V not copied), causal prompts repeat K and V."""
+        for H_kv in (2, 1):
+            for Sq, Sk, causal, folded in ((5, 7, False, True), (1, 9, True, True), (4, 4, True, False), (6, 3, True, False)):
+                q, k, v = leaves((2, 4, Sq, 32), (2, H_kv, Sk, 32), (2, H_kv, Sk, 32), seed=Sq * 100 + Sk)
+                seen = []
+                real = Standins.lse_forward
+                with Standins() as st:
+                    st.lse_forward = lambda q_, k_, v_, c_: seen.append((tuple(q_.shape), tuple(k_.shape), c_)) or real(st, q_, k_, v_, c_)
+                    with torch.no_grad():
+                        o = attnlab.attention(q, k, v, causal=causal, enable_gqa=True)
+                    got = torch.autograd.grad((attnlab.attention(q, k, v, causal=causal, enable_gqa=True) ** 2).sum(), (q, k, v))
+                g = 4 // H_kv
+                want_shape = ((2, H_kv, g * Sq, 32), (2, H_kv, Sk, 32), False) if folded else ((2, 4, Sq, 32), (2, 4, Sk, 32), True)
+                self.assertEqual(seen, [want_shape, want_shape], f"H_kv={H_kv} Sq={Sq} causal={causal}")
+                q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+                o64 = oracle64(q64, k64.repeat_interleave(g, 1), v64.repeat_interleave(g, 1), causal)
+                want = torch.autograd.grad((o64 ** 2).sum(), (q64, k64, v64))
+                self.assertTrue(torch.allclose(o.double(), o64.detach(), atol=1e-5, rtol=1e-5))
+                for name, a, b in zip("qkv", got, want):
+                    self.assertEqual(a.shape, b.shape)
+                    self.assertTrue(torch.allclose(a.double(), b, atol=1e-5, rtol=1e-5),
+                                    f"d{name} H_kv={H_kv} Sq={Sq} Sk={Sk} causal={causal}: {(a.double() - b).abs().max().item():.3g}")
+
     def test_routing(self):
         q, k, v = leaves((1, 2, 4, 32), (1, 2, 4, 32), (1, 2, 4, 32))
         with Standins() as st:
@@ -516,11 +554,14 @@ class HuggingFaceAdapter(Raises):
 
     def test_training_goes_through_the_differentiable_op(self):
         """Inputs that require grad: Task 4c's forward and backward, even for one query (decode has no backward);
-        GQA's repeated K/V heads get their gradients summed back."""
+        GQA's K/V heads get their gradients summed over their query heads. A GQA decode step runs Task 4's kernel
+        with each K/V head's query heads as one query (no decode call, no repeat); an MHA one Task 5's decode."""
         q, k, v = leaves((1, 4, 1, 32), (1, 2, 5, 32), (1, 2, 5, 32))
         with Standins() as st:
             with torch.no_grad():
                 hf.attention_forward(self.Module(), q, k, v, None)
+                self.assertEqual((st.calls["forward"], st.calls["decode"]), (1, 0))
+                hf.attention_forward(self.Module(), q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), None)
             self.assertEqual((st.calls["decode"], st.calls["with_lse"]), (1, 0))
             out, _ = hf.attention_forward(self.Module(), q, k, v, None)
             out.sum().backward()

@@ -83,6 +83,16 @@ def normal_inputs(B, H, Sq, Sk, D, seed, dtype=torch.float32):
     return tuple(x.to(dtype) for x in (q, k, v, torch.randn(B, H, Sq, D, device="cuda", generator=g)))
 
 
+def grouped_oracle(q, k, v, causal, dout):
+    """float64's (o, dq, dk, dv) for K and V with fewer heads than q (GQA): the oracle on K and V repeated to every
+    query head, dk and dv summed back over each K/V head's group."""
+    B, H, Sq, D = q.shape
+    H_kv, Sk = k.shape[1], k.shape[2]
+    g = H // H_kv
+    o, _, dq, dk, dv = oracle_grad(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1), causal, dout)
+    return o, dq, dk.view(B, H_kv, g, Sk, D).sum(2), dv.view(B, H_kv, g, Sk, D).sum(2)
+
+
 def grad_error(got, want):
     """max |g − g64| / (GRAD_ATOL + GRAD_RTOL·|g64|): ≤ 1 passes."""
     return ((got.double() - want).abs() / (GRAD_ATOL + GRAD_RTOL * want.abs())).max().item()
@@ -227,6 +237,34 @@ class Backward(OnGpu):
             kk = k.clone().requires_grad_()
             fn(q, kk, v, causal).backward(dout)
             self.grads_close([kk.grad], [g64[1]], "only k requires grad", names=("dk",))
+
+    def test_grouped_query_attention(self):
+        """enable_gqa=True: 8 query heads on 2 K/V heads and on 1 (MQA); unmasked and single-query calls fold each
+        group into one query, causal prompts repeat K and V. Forward and gradients against float64 on K and V
+        repeated (dk, dv summed over the group), SDPA's enable_gqa beside it where its causal alignment is the same."""
+        for H_kv in (2, 1):
+            for Sq, Sk, causal in ((129, 127, False), (1, 300, True), (127, 129, True), (200, 200, True)):
+                what = f"enable_gqa H=8 H_kv={H_kv} Sq={Sq} Sk={Sk} causal={causal}"
+                q, k, v, dout = self.inputs(2, 8, Sq, Sk, 64, seed=Sq + Sk + H_kv)
+                k, v = k[:, :H_kv].contiguous(), v[:, :H_kv].contiguous()
+                o64, *g64 = grouped_oracle(q, k, v, causal, dout)
+                self.close(attnlab.attention(q, k, v, causal=causal, enable_gqa=True), o64, what)
+                if not causal or Sq == Sk:
+                    sdpa = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=causal,
+                                                                            enable_gqa=True)
+                    self.close(attnlab.attention(q, k, v, causal=causal, enable_gqa=True), sdpa, what + " against SDPA")
+                leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+                attnlab.attention(*leaves, causal=causal, enable_gqa=True).backward(dout)
+                self.grads_close([x.grad for x in leaves], g64, what)
+        compiled = torch.compile(lambda q, k, v: attnlab.attention(q, k, v, causal=False, enable_gqa=True), fullgraph=True)
+        q, k, v, dout = self.inputs(1, 4, 64, 100, 32, seed=5)
+        k, v = k[:, :1].contiguous(), v[:, :1].contiguous()
+        o64, *g64 = grouped_oracle(q, k, v, False, dout)
+        leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+        o = compiled(*leaves)
+        self.close(o, o64, "enable_gqa under torch.compile(fullgraph=True)")
+        o.backward(dout)
+        self.grads_close([x.grad for x in leaves], g64, "enable_gqa under torch.compile")
 
     def test_compile_fullgraph_forward_and_backward(self):
         if not hasattr(torch, "compile"):
@@ -375,6 +413,18 @@ class Bf16(unittest.TestCase):
         for name, m, s in zip(("x", "weight", "bias"), grads["attnlab"], grads["sdpa"]):
             rel = ((m - s).norm() / s.norm()).item()
             self.assertLess(rel, 2e-2, f"autocast: the gradient of {name} is {rel:.3g} (relative L2) from SDPA's")
+
+    def test_grouped_query_attention(self):  # enable_gqa in bf16: 4b's forward on the folded group, 4d's backward
+        for Sq, Sk, causal in ((1, 257, True), (200, 129, False), (129, 129, True)):
+            what = f"bf16 enable_gqa H=8 H_kv=2 Sq={Sq} Sk={Sk} causal={causal}"
+            q, k, v, dout = self.inputs(2, 8, Sq, Sk, 128, seed=Sq * 3 + Sk)
+            k, v = k[:, :2].contiguous(), v[:, :2].contiguous()
+            o64, *g64 = grouped_oracle(q, k, v, causal, dout)
+            self.within(attnlab.attention(q, k, v, causal=causal, enable_gqa=True), o64, BF16_O, what, l2=4e-3)
+            leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+            attnlab.attention(*leaves, causal=causal, enable_gqa=True).backward(dout)
+            for name, x, w in zip(("dq", "dk", "dv"), leaves, g64):
+                self.within(x.grad, w, BF16_GRAD, f"{what} {name}", l2=BF16_GRAD_L2)
 
     def test_misaligned_view_refused(self):
         q, k, v, _ = self.inputs(1, 1, 64, 64, 64, seed=2)
