@@ -238,15 +238,30 @@ __device__ void merge_parts(const DecodeParams& p, const Item& it, int kvh, int 
         for (int s = 0; s < n; ++s) w[tid * n + s] = exp2f(w[tid * n + s] - M) / L;
     }
     __syncthreads();
+    // Each thread sums four adjacent outputs over the parts, eight parts' loads in flight at a time: the merge is the
+    // last thing a split sequence waits for, and a part is a read from L2 (a plain loop leaves one or two in flight).
     const int head0 = kvh * p.g + rb * kRows;
-    const size_t step = (size_t)p.g * D;  // from one part to the next
-    for (int c = tid; c < rows * D; c += kThreads) {
-        const int r = c / D, d = c % D;
-        const float* part = p.part_o + ((first * p.g + rb * kRows + r) * D + d);
-        float O = 0.f;
-#pragma unroll 4
-        for (int s = 0; s < n; ++s) O += w[r * n + s] * __ldcg(part + s * step);
-        p.o[((size_t)it.b * p.H_q + head0 + r) * D + d] = __float2bfloat16_rn(O);
+    const size_t step = (size_t)p.g * D / 4;  // float4s from one part to the next
+    for (int c = tid; c < rows * (D / 4); c += kThreads) {
+        const int r = c / (D / 4), d4 = c % (D / 4);
+        const float4* part = reinterpret_cast<const float4*>(p.part_o + (first * p.g + rb * kRows + r) * D) + d4;
+        const float* wr = w + r * n;
+        float4 O = make_float4(0.f, 0.f, 0.f, 0.f);
+        auto add = [&](float4 x, float weight) {
+            O.x += weight * x.x, O.y += weight * x.y, O.z += weight * x.z, O.w += weight * x.w;
+        };
+        int s = 0;
+        for (; s + 8 <= n; s += 8) {
+            float4 x[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) x[u] = __ldcg(part + (s + u) * step);
+#pragma unroll
+            for (int u = 0; u < 8; ++u) add(x[u], wr[s + u]);
+        }
+        for (; s < n; ++s) add(__ldcg(part + s * step), wr[s]);
+        __nv_bfloat16* out = p.o + ((size_t)it.b * p.H_q + head0 + r) * D + 4 * d4;
+        out[0] = __float2bfloat16_rn(O.x), out[1] = __float2bfloat16_rn(O.y);
+        out[2] = __float2bfloat16_rn(O.z), out[3] = __float2bfloat16_rn(O.w);
     }
 }
 
