@@ -3,9 +3,9 @@ paged part), for the side-by-side table of docs/perf.md: SDPA's cuDNN and FlashA
 `enable_gqa` on a contiguous cache, FlashAttention-4's dense and paged decode (64-token pages in shuffled order, its
 `page_table`) where `flash-attn-4` is installed (tools/vs_torch/fa4.py), and the two fallbacks a model without a
 GQA or paged kernel takes: K and V repeated to every query head then SDPA, and the pages gathered into a contiguous
-cache then SDPA. And attnlab's own (Task 5's part 5b) where its bridge library is built (`make python IMPL=reference`,
-or $ATTNLAB_LIB): through `attnlab.paged_decode` with the tables on the host, and as one C call (the bridge's
-argument checks left out), so that every kernel is timed by the same function. bf16; bytes = the K and V positions
+cache then SDPA. And attnlab's own (Task 5's part 5b: yours, or the reference's with ATTNLAB_IMPL=reference) where its
+bridge library is built (`make python`, or $ATTNLAB_LIB): through `attnlab.paged_decode` with the tables on the host,
+and as one C call (the bridge's argument checks left out), so that every kernel is timed by the same function. bf16; bytes = the K and V positions
 the batch holds, read once; each beside a device copy of the same bytes (read + written) timed the same way: CUDA
 events, L2 flushed before each call, warm-up, median (event_timing.py: the call's host work overlaps the flush).
 Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/paged_decode.py [--quick]"""
@@ -26,8 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def attnlab_bridge():
-    """(attnlab, its _library module, a status line): the bridge with the reference's library, or (None, None, why)."""
-    os.environ.setdefault("ATTNLAB_IMPL", "reference")
+    """(attnlab, its _library module, a status line): the bridge with its library (the bridge's own choice: $ATTNLAB_LIB,
+    else build/$ATTNLAB_IMPL/python/, skeleton by default), or (None, None, why)."""
     sys.path.insert(0, os.path.join(ROOT, "python"))
     try:
         import attnlab
