@@ -19,6 +19,20 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def grader_results(cmd, out):
+    """Runs the grader; its results.json, or the exit with its output when it timed nothing."""
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    try:
+        with open(os.path.join(out, "results.json")) as f:
+            results = json.load(f)
+    except (OSError, ValueError):
+        results = None
+    if p.returncode != 0 or results is None or any(t["extra_data"]["state"] == "not run" for t in results["tests"]):
+        print(p.stdout[-2000:], p.stderr[-2000:])
+        sys.exit(f"reference_times: the grader could not time the reference here ({' '.join(cmd)})")
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--grader", default="build/reference/bin/grader")
@@ -33,18 +47,9 @@ def main():
         out = tempfile.mkdtemp(prefix="reference-times-")
         cmd = [args.grader, *selection, "--perf-only", "--bin-dir", args.bin_dir, "--reference-bin-dir", "", "--out", out,
                "--impl", "reference"]
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        try:
-            with open(os.path.join(out, "results.json")) as f:
-                results = json.load(f)
-        except (OSError, ValueError):
-            results = {"tests": [{"extra_data": {"state": "not run"}}]}
-        tests = results["tests"]
-        if p.returncode != 0 or any(t["extra_data"]["state"] == "not run" for t in tests):
-            print(p.stdout[-2000:], p.stderr[-2000:])
-            sys.exit(f"reference_times: the grader could not time the reference here ({' '.join(cmd)})")
+        results = grader_results(cmd, out)
         gpu = gpu or results["extra_data"].get("gpu", "")
-        for t in tests:
+        for t in results["tests"]:
             e = t["extra_data"]
             if e.get("state") != "performance":
                 continue
