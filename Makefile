@@ -41,8 +41,8 @@ CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
 # beside sm_90a (which would leave the loader to pick between the two images), and ATTNLAB_SM90A=1, by which their
 # host code knows that the sm_90a kernels are in the binary (each dispatches on the GPU's compute capability, 9.0 only).
 HOPPER_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a
-%/flash_attention_bf16_sm90.o: override CUDA_ARCH := $(HOPPER_ARCH)
-%/flash_attention_bf16_sm90.o: NVCCFLAGS += -DATTNLAB_SM90A=1
+%/flash_attention_bf16_sm90.o %/flash_attention_bf16_backward_sm90.o: override CUDA_ARCH := $(HOPPER_ARCH)
+%/flash_attention_bf16_sm90.o %/flash_attention_bf16_backward_sm90.o: NVCCFLAGS += -DATTNLAB_SM90A=1
 
 CXXFLAGS  ?= -O2 -g
 # -fPIC everywhere: the Python bridge (make python) links the same objects as the tests into a shared library.

@@ -8,7 +8,8 @@
 // Three kernels: the row term δ_i = Σ_d dO_id·O_id (float32, with dQ's float32 accumulator set to zero), the key
 // tiles (each block owns 64 keys of one head, holds their dK and dV in registers and walks the query tiles,
 // adding its share of dQ to the accumulator with atomics), and dQ's conversion to bf16. Needs sm_80 or newer
-// (bf16 mma.sync); on an older GPU the call throws std::runtime_error saying so.
+// (bf16 mma.sync); on an older GPU the call throws std::runtime_error saying so. On an H100 or H200 (sm_90a) the key
+// tiles run rung 2 instead, wgmma and TMA (flash_attention_bf16_backward_sm90.cu), at D = 64 and 128.
 // task4_bf16_backward/README.md gives the plan, the tolerance and the ladder.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -309,6 +310,13 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
 }
 
 template <int D, int BR>
+void launch_key_tiles(const Params& p);
+// Rung 2, the key tiles on wgmma and TMA (flash_attention_bf16_backward_sm90.cu): false where it does not run.
+bool hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
+                      const float* lse, const float* delta, float* dq_accum, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
+                      int Sq, int Sk, int D, bool causal);
+
+template <int D, int BR>
 void run(const Params& base, const __nv_bfloat16* o, __nv_bfloat16* dq) {
     const long long rows = base.BH * base.Sq;
     attn::StreamScratch delta{size_t(rows)}, accum{size_t(rows) * D};  // δ, dQ's accumulator
@@ -317,15 +325,22 @@ void run(const Params& base, const __nv_bfloat16* o, __nv_bfloat16* dq) {
     constexpr int RPB = 256 / (D / 8);
     row_term_kernel<D><<<unsigned((rows + RPB - 1) / RPB), 256>>>(o, p.dout, delta.p, accum.p, rows);
     CUDA_CHECK_LAUNCH();
+    if (!hopper_key_tiles(p.q, p.k, p.v, p.dout, p.lse, p.delta, p.dq_accum, p.dk, p.dv, p.BH, p.Sq, p.Sk, D, p.causal))
+        launch_key_tiles<D, BR>(p);
+    const long long n8 = rows * D / 8;
+    dq_convert_kernel<<<unsigned((n8 + 255) / 256), 256>>>(accum.p, dq, n8, p.scale);
+    CUDA_CHECK_LAUNCH();
+}
+
+// Rung 1's key tiles (sm_80 and anything hopper_key_tiles declines).
+template <int D, int BR>
+void launch_key_tiles(const Params& p) {
     static const bool attr = [] {  // once per instantiation: its shared memory is above the default 48 KB
         CUDA_CHECK(cudaFuncSetAttribute(key_tile_kernel<D, BR>, cudaFuncAttributeMaxDynamicSharedMemorySize, Smem<D, BR>::BYTES));
         return true;
     }();
     (void)attr;
     key_tile_kernel<D, BR><<<attn::grid_over_heads(unsigned((p.Sk + BC - 1) / BC), p.BH), THREADS, Smem<D, BR>::BYTES>>>(p);
-    CUDA_CHECK_LAUNCH();
-    const long long n8 = rows * D / 8;
-    dq_convert_kernel<<<unsigned((n8 + 255) / 256), 256>>>(accum.p, dq, n8, p.scale);
     CUDA_CHECK_LAUNCH();
 }
 
