@@ -60,7 +60,7 @@ if [ -z "${SKIP_GRADE:-}" ]; then
 fi
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/controls/check_controls.py --prebuilt --grader-timeout 100 --repeat "${CONTROL_REPEAT:-1}" $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})[bcd]?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/controls/check_controls.py --prebuilt --grader-timeout 200 --repeat "${CONTROL_REPEAT:-1}" $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})[bcd]?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 [ -z "${SKIP_CONTROLS:-}" ] && note "controls: $(tail -n 1 "$OUT/controls.log")"
 # the exploits only a GPU run can catch (packed by tools/gpu/pack_gpu.sh), each graded by the reference grader
 [ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && python3 tools/controls/check_exploits.py --prebuilt $(ls build/carry/exploits | grep -E "${ONLY_EXPLOITS:-.}" | sed 's/^/--only /') > "$OUT/exploits.log" 2>&1
