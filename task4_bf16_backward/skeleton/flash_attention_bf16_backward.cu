@@ -8,8 +8,9 @@
 // Three kernels: the row term δ_i = Σ_d dO_id·O_id (float32, with dQ's float32 accumulator set to zero), the key
 // tiles (each block owns 64 keys of one head, holds their dK and dV in registers and walks the query tiles,
 // adding its share of dQ to the accumulator with atomics), and dQ's conversion to bf16. Needs sm_80 or newer
-// (bf16 mma.sync); on an older GPU the call throws std::runtime_error saying so. On an H100 or H200 (sm_90a) the key
-// tiles run rung 2 instead, wgmma and TMA (flash_attention_bf16_backward_sm90.cu), at D = 64 and 128.
+// (bf16 mma.sync); on an older GPU the call throws std::runtime_error saying so. The course's reference runs rung 2
+// of the ladder on an H100 or H200 (wgmma and TMA, from flash_attention_bf16_backward_sm90.cu, which is empty in the
+// kit: a Hopper path of yours may go there).
 // task4_bf16_backward/README.md gives the plan, the tolerance and the ladder.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
