@@ -90,7 +90,8 @@ class CourseGPT(tm.GPT2):
 
 def attention_for(name, device, bf16):
     """(attend, context manager factory) for a run. The test mode (CPU) runs the CPU attention on every side. bf16:
-    the whole step under torch.autocast in bf16 (float32 weights, AdamW's state and the loss), so q, k, v arrive in bf16."""
+    the whole step under torch.autocast in bf16 (float32 weights, AdamW's state and the loss); q, k, v reach the attention
+    in bf16 on every side (autocast casts SDPA's; attnlab's are cast here, in the copy that makes them contiguous)."""
     import contextlib
 
     def context(backends=None):
@@ -109,7 +110,11 @@ def attention_for(name, device, bf16):
         return attend, context()
     if name == "attnlab":
         import attnlab
-        return (lambda q, k, v: attnlab.attention(q.contiguous(), k.contiguous(), v.contiguous(), causal=True)), context()
+        # q, k, v arrive as views of the projection (float32 under autocast: the bias is added after the bf16 matmul);
+        # one copy makes each contiguous and, in bf16 mode, bf16 — as SDPA's autocast makes one (cast) copy
+        dtype = torch.bfloat16 if bf16 else None
+        return (lambda q, k, v: attnlab.attention(*(t.to(dtype or t.dtype, memory_format=torch.contiguous_format) for t in (q, k, v)),
+                                                  causal=True)), context()
     from torch.nn.attention import SDPBackend
     if name == "sdpa-fp32":  # float32 attention of the bf16 inputs (autocast would cast SDPA's inputs back to bf16)
         def attend_fp32(q, k, v):
