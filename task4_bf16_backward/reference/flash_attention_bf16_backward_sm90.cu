@@ -17,9 +17,10 @@
 //   dSᵀ → shared memory, [keys][rows], 128-byte swizzled: the A operand of dQ, MN-major
 //   dQ_i += dS·K                       both operands MN-major; at D = 128 warpgroup w computes columns 64w … 64w+63
 //                                      over all 128 keys, at D = 64 rows 64w … 64w+63 (one dQ a tile: no doubled adds)
-//   dK += dSᵀ·Q_i                      A from registers, issued after dQ and running on while dQ goes out:
-//   dQ → each warp's own two 16 × 32 boxes of float32 in shared memory, added to the float32 accumulator in global
-//                                      memory by the TMA unit (cp.reduce.async.bulk.tensor: one instruction a box)
+//   dK += dSᵀ·Q_i                      A from registers, issued after dQ: it runs while dQ goes out
+//   dQ → global                        each warp's own two 16 × 32 boxes of float32 in shared memory, added to the
+//                                      float32 accumulator by the TMA unit (cp.reduce.async.bulk.tensor: one
+//                                      instruction a box; the adds are atomic in L2)
 // One block-wide barrier a tile (every dSᵀ row written, before dQ); each warpgroup waits for the other to finish
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Measured step by step on
 // an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16 S=4096 D=128.
