@@ -154,7 +154,7 @@ CaseResult forward_golden_case(const std::string& golden) {
 // B·H = 70000 heads, past gridDim.y's 65535: causal with Sq = 2 > Sk = 1 — row 0 sees no key (zero gradients), row 1
 // sees one (P = 1, so dV = its dout and dS = 0): every head's place in the grid and in memory is checked, and almost
 // nothing of bf16's rounding (the tail of the tolerance that millions of short rows would find). At D = 32 and at
-// D = 128: on Hopper the reference takes another kernel for each (rung 1 below D = 64, rung 2 above).
+// D = 128: on Hopper the reference takes another kernel for each (rung 1 at D = 32, rung 2 at 64 and 128).
 CaseResult many_heads_case(int D) {
     auto g = rng_for(D == 32 ? "task4-bf16-backward.many_heads" : fmt::format("task4-bf16-backward.many_heads.d{}", D));
     const Shape4 s{70, 1000, 2, 1, D, true};
