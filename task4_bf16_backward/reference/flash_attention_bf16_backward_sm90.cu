@@ -22,12 +22,15 @@
 //                                      float32 accumulator by the TMA unit (cp.reduce.async.bulk.tensor: one
 //                                      instruction a box; the adds are atomic in L2)
 // One block-wide barrier a tile (every dSᵀ row written, before dQ); each warpgroup waits for the other to finish
-// reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Measured step by step on
-// an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16 S=4096 D=128.
+// reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
+// longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together. Measured step by step on
+// an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16 S=4096 D=128, 312 → 433
+causal.
 // flash_attention_bf16_backward.cu calls hopper_key_tiles first; it returns false (rung 1 runs) on anything but a
 // compute capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "common/cuda/grid.cuh"
@@ -51,6 +54,7 @@ struct SmParams {
     __nv_bfloat16 *dk, *dv;
     int Sq, Sk, Sq_pad;
     long long BH;
+    int heads_per_group;  // causal: heads whose Q and dO (2·Sq·D bf16 each) fit in 16 MB together
     bool causal;
     float scale, scale_log2;  // 1/√D, log2(e)/√D
 };
@@ -145,9 +149,17 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     const float2* terms_s = reinterpret_cast<const float2*>(smem_raw + (base - raw) + L::TERMS);  // [ST][BR]
     const uint32_t kv_bar = base + L::BARS, row_bar = kv_bar + 8;  // row_bar + 8·stage: a tile's Q, dO, row terms
 
-    const long long bh = attn::head_of_block();
+    // Causal: the blocks in order of work, longest first (a block's query tiles fall with its first key), within
+    // groups of heads whose Q and dO fit in L2 together, so that the short blocks come last and fill the gaps.
+    long long bh = attn::head_of_block();
+    int kblock = blockIdx.x;
+    if (p.causal) {
+        const long long u = bh * gridDim.x + blockIdx.x, per_group = (long long)p.heads_per_group * gridDim.x, group = u / per_group;
+        const long long heads = min((long long)p.heads_per_group, p.BH - group * p.heads_per_group), w = u % per_group;
+        kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
+    }
     if (bh >= p.BH) return;
-    const int kb = blockIdx.x * BC, wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int kb = kblock * BC, wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     const int off = p.Sk - p.Sq;  // causal: row i sees keys ≤ i + off
     const int first_row = p.causal ? max(0, kb - off) : 0;
@@ -342,6 +354,7 @@ bool hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv
     p.tk = tensor_map(k, int(BH), Sk, D, BC), p.tv = tensor_map(v, int(BH), Sk, D, BC);
     p.tdq = dq_tensor_map(dq_accum, int(BH), Sq, D);
     p.dk = dk, p.dv = dv;
+    p.heads_per_group = int(std::max<long long>(1, std::min<long long>(BH, (16ll << 20) / (4ll * Sq * D))));
     p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.BH = BH, p.causal = causal;
     const double scale = 1.0 / std::sqrt(double(D));
     p.scale = float(scale), p.scale_log2 = float(1.4426950408889634 * scale);
