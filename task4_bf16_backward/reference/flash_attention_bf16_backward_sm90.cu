@@ -23,9 +23,9 @@
 //                                      instruction a box; the adds are atomic in L2)
 // One block-wide barrier a tile (every dSᵀ row written, before dQ); each warpgroup waits for the other to finish
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
-// longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together. Measured step by step on
-// an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16 S=4096 D=128, 312 → 433
-causal.
+// longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together.
+// Measured step by step on an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16
+// S=4096 D=128, 312 → 433 causal.
 // flash_attention_bf16_backward.cu calls hopper_key_tiles first; it returns false (rung 1 runs) on anything but a
 // compute capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
 #include <cuda_bf16.h>
