@@ -310,8 +310,18 @@ __global__ void __launch_bounds__(THREADS) key_tile_kernel(Params p) {
         }
 }
 
+// Rung 1's key tiles (sm_80 and anything hopper_key_tiles declines).
 template <int D, int BR>
-void launch_key_tiles(const Params& p);
+void launch_key_tiles(const Params& p) {
+    static const bool attr = [] {  // once per instantiation: its shared memory is above the default 48 KB
+        CUDA_CHECK(cudaFuncSetAttribute(key_tile_kernel<D, BR>, cudaFuncAttributeMaxDynamicSharedMemorySize, Smem<D, BR>::BYTES));
+        return true;
+    }();
+    (void)attr;
+    key_tile_kernel<D, BR><<<attn::grid_over_heads(unsigned((p.Sk + BC - 1) / BC), p.BH), THREADS, Smem<D, BR>::BYTES>>>(p);
+    CUDA_CHECK_LAUNCH();
+}
+
 // Rung 2, the key tiles on wgmma and TMA (flash_attention_bf16_backward_sm90.cu): false where it does not run.
 bool hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
                       const float* lse, const float* delta, float* dq_accum, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
@@ -330,18 +340,6 @@ void run(const Params& base, const __nv_bfloat16* o, __nv_bfloat16* dq) {
         launch_key_tiles<D, BR>(p);
     const long long n8 = rows * D / 8;
     dq_convert_kernel<<<unsigned((n8 + 255) / 256), 256>>>(accum.p, dq, n8, p.scale);
-    CUDA_CHECK_LAUNCH();
-}
-
-// Rung 1's key tiles (sm_80 and anything hopper_key_tiles declines).
-template <int D, int BR>
-void launch_key_tiles(const Params& p) {
-    static const bool attr = [] {  // once per instantiation: its shared memory is above the default 48 KB
-        CUDA_CHECK(cudaFuncSetAttribute(key_tile_kernel<D, BR>, cudaFuncAttributeMaxDynamicSharedMemorySize, Smem<D, BR>::BYTES));
-        return true;
-    }();
-    (void)attr;
-    key_tile_kernel<D, BR><<<attn::grid_over_heads(unsigned((p.Sk + BC - 1) / BC), p.BH), THREADS, Smem<D, BR>::BYTES>>>(p);
     CUDA_CHECK_LAUNCH();
 }
 
