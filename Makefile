@@ -109,11 +109,13 @@ RUNNER_GPU_SRC := common/fmt_impl.cpp common/remote/runner_main.cpp common/remot
                   common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/fill.cu common/cuda/digest.cu common/cuda/timed_calls.cpp
 RUNNER_LDLIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lpthread
 runner_ldlibs   = $(if $(filter $(1),$(CPU_TASKS)),-lpthread,$(RUNNER_LDLIBS))
-TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp
-TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA) common/cuda/bf16_convert.cu  # 5b's timed calls read o as floats
+# bf16_convert: the timed calls of 4d and 5b read their bf16 outputs as floats
+TASK4_RUNNER_EXTRA := task4/tuning.cpp common/golden.cpp common/safetensors.cpp common/tensor.cpp common/compare.cpp \
+                      common/cuda/bf16_convert.cu
+TASK5_RUNNER_EXTRA := $(TASK4_RUNNER_EXTRA)
 TASK6_MODEL_RUNNER := $(TASK4_RUNNER_EXTRA) task6/model.cpp task6/timing.cpp common/cuda/cublas_gemm.cpp \
                       common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu \
-                      common/llm/history.cpp common/cuda/attention_oracle.cu common/cuda/bf16_convert.cu
+                      common/llm/history.cpp common/cuda/attention_oracle.cu
 TASK6_RUNNER_EXTRA := $(TASK6_MODEL_RUNNER) $(TASK6B_ENGINE)
 TASK7_RUNNER_EXTRA := $(TASK6_MODEL_RUNNER) task7/gpt2.cpp common/llm/utf8.cpp
 TASK6_RUNNER_LIBS  := -lcublas
@@ -134,13 +136,13 @@ task_proxy_src = $(foreach u,$(TASK$(1)_USES) $(1),$(wildcard $(addsuffix /remot
 RUNNER_BIN_DIR ?= $(BUILD)/bin
 
 GRADER_SRC  := grader/isolate.cpp grader/report.cpp grader/rubric.cpp grader/tasks.cpp grader/perf.cpp \
-               grader/protected.cpp grader/symbols.cpp grader/timed.cpp grader/node_window.cpp common/cuda/paged_oracle.cu
+               grader/protected.cpp grader/symbols.cpp grader/timed.cpp grader/node_window.cpp common/cuda/paged_oracle.cu common/cuda/bf16_backward_oracle.cu
 
 # Files a submission must not edit; their sums (grader/protected.sha256) are compiled into the grader.
 # (The kit ships all of them; staff-only tools are not among them.)
 PROTECTED = $(sort $(wildcard common/*.h common/*.cpp common/cuda/*.h common/cuda/*.cpp common/cuda/*.cu common/llm/* task6/model.* task6/timing.* \
               task7/tokenizer.* task7/gpt2.* \
-              task6_serve/serving_model.* task6_serve/serving_paged.cpp task6_serve/engine.* task5_paged/timed_inputs.h \
+              task6_serve/serving_model.* task6_serve/serving_paged.cpp task6_serve/engine.* task*/timed_inputs.h \
               grader/*.h grader/*.cpp grader/rubric.json task*/task*.h task*/variants.h task*/cases*.h task*/cases*.cpp \
               task*/test_task*.cpp task*/null_submission.cpp task*/bench_*.cpp task*/tune_*.cpp task4/tuning.* task*/remote.cpp task*/serve.cpp common/remote/*) \
               $(wildcard prebuilt/common/*.o prebuilt/common/cuda/*.o) \
@@ -159,7 +161,7 @@ IMPL_OBJ     = $(call obj_impl,$(foreach t,$(TASKS),$(TASK$(t)_SRC)))
         ladder-task4-backward-tf32 task4-bf16-backward bench-task4-bf16-backward task5-paged bench-task5-paged \
         task6-serve bench-task6-serve
 .PHONY: cuda-toolkit
-.PHONY: help all deps setup model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit protect check-protected \
+.PHONY: help all deps setup model python torch-speedups hf-attnlab train-attnlab goldens goldens-if-stale $(foreach t,$(TASKS),goldens-if-stale-task$(t)) test grade grade-build skeleton check-skeleton clean unit grader-gpu-tests protect check-protected \
         release check-release runners reference-times ladder-task2 ladder-task4 ladder-task5 \
         $(foreach t,$(TASKS),task$(t)) bench-task2 bench-task4 bench-task5 bench-task6 tune-task4 \
         $(foreach t,$(DRIVE_TASKS),profile-task$(t) sanitize-task$(t))
@@ -361,6 +363,14 @@ $(PY_BUILD)/python/bridge.o: python/bridge.cpp
 # ---- Task 4's bf16 bonus (task4_bf16/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
 # Its implementation is part of Task 4's (task4_bf16/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
 TASK4C_ORACLE := common/cuda/backward_oracle_cpu.cpp common/cuda/backward_oracle_gpu.cu
+# The trusted side's GPU oracles of timed calls (4d's cuBLAS backward from o and lse) against the float64 ones: a GPU
+# test, skipped without a device.
+$(BUILD)/bin/grader_gpu_tests: $(call obj_common,common/cuda/test_main_gpu.cpp grader/test_timed_oracles.cpp \
+                               common/cuda/bf16_backward_oracle.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ)
+	@mkdir -p $(dir $@)
+	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
+grader-gpu-tests: $(BUILD)/bin/grader_gpu_tests
+	./$(BUILD)/bin/grader_gpu_tests
 TASK4_BONUS_CASES := task4_bf16/cases_bf16.cpp task4_backward/cases_backward.cpp task4_bf16_backward/cases_bf16_backward.cpp $(TASK4C_ORACLE)
 TASK5_BONUS_CASES := task5_paged/cases_paged.cpp
 TASK6_BONUS_CASES := task6_serve/cases_serve.cpp
@@ -688,7 +698,7 @@ runners: $(RUNNERS) $(NULL_RUNNERS)
 grade-build: $(GRADER_BIN) $(RUNNERS) \
              $(if $(HAVE_REFERENCE),$(foreach t,4 5,build/reference/bin/runner_task$(t)))
 
-all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
+all: $(foreach t,$(TASKS),$(BUILD)/bin/task$(t)) $(BUILD)/bin/unit_tests $(BUILD)/bin/grader_gpu_tests $(GRADER_BIN) $(BUILD)/bin/bench_task2 \
      $(BUILD)/bin/gpt2 $(BUILD)/bin/task7_cpu_tests \
      $(BUILD)/bin/bench_task4 $(BUILD)/bin/bench_task5 $(BUILD)/bin/bench_task6 $(if $(HAVE_REFERENCE),build/reference/bin/tune_task4) \
      $(foreach t,$(DRIVE_TASKS),$(BUILD)/bin/drive_task$(t)) $(BUILD)/bin/task4_bf16 $(BUILD)/bin/bench_task4_bf16 \

@@ -21,6 +21,7 @@
 #include "common/diagnose_kernels.h"
 #include "common/seed.h"
 #include "common/cuda/digest.h"
+#include "common/cuda/timed_calls.h"
 #include "common/cuda/grid.cuh"
 #include "common/todo.h"
 #include "common/remote/launch_log.h"
@@ -293,6 +294,23 @@ TEST_CASE("digest: a timed call's error in tolerances, from its projections", "[
     got.nonfinite = 1;
     for (int k = 0; k < kProjections; ++k) got.proj[k] = want.proj[k];
     CHECK_FALSE(digests_agree(got, want, n, tol));  // a NaN anywhere fails, whatever the projections say
+}
+
+TEST_CASE("digest: a timed call's relative L2 error, and each output's own signs", "[harness]") {
+    // ‖want‖² = Σw² = 4; every projection of got differs by 0.02: the estimated ‖e‖ is 0.02, relative 0.01
+    Digest want, got;
+    want.sumsq = 4.0;
+    for (int k = 0; k < kProjections; ++k) got.proj[k] = want.proj[k] + (k % 3 ? 0.02 : -0.02);
+    CHECK(digest_relative_error(got, want) == Approx(0.01));
+    CHECK(digest_relative_error(want, want) == 0.0);
+    want.sumsq = 0;  // a zero answer: any error is infinitely wrong, none is right
+    CHECK(std::isinf(digest_relative_error(got, want)));
+    CHECK(digest_relative_error(want, want) == 0.0);
+    // output 0 keeps the single-output seed; the others differ from it and from each other, and from the next call's
+    CHECK(timed_sign_seed(100, 2) == timed_sign_seed(100, 2, 0));
+    CHECK(timed_sign_seed(100, 2, 1) != timed_sign_seed(100, 2, 0));
+    CHECK(timed_sign_seed(100, 2, 1) != timed_sign_seed(100, 2, 2));
+    CHECK(timed_sign_seed(100, 2, 1) != timed_sign_seed(100, 3, 1));
 }
 
 TEST_CASE("diagnose: a wrong attention output is named by the mistake it matches, or located", "[harness]") {

@@ -28,7 +28,8 @@ Rubric load_rubric(const std::string& path) {
                 rt.perf.timed = true;
                 rt.perf.share = p.at("share");
                 if (p.contains("curve")) rt.perf.curve = p.at("curve").get<std::vector<std::pair<double, double>>>();
-                bool ok = rt.perf.share >= 0 && rt.perf.share <= 1 && !rt.perf.curve.empty();
+                rt.perf.peak_over_sgemm = p.value("peak_over_sgemm", rt.perf.peak_over_sgemm);  // a tensor-core part's floor
+                bool ok = rt.perf.share >= 0 && rt.perf.share <= 1 && !rt.perf.curve.empty() && rt.perf.peak_over_sgemm > 0;
                 for (size_t i = 0; i < rt.perf.curve.size(); ++i) {
                     const auto [x, y] = rt.perf.curve[i];
                     ok = ok && x > 0 && y >= 0 && y <= 1 &&
@@ -37,7 +38,7 @@ Rubric load_rubric(const std::string& path) {
                 if (!ok)
                     throw std::runtime_error(fmt::format("rubric {}: task {}: share must be in [0, 1], and the curve a list of "
                                                          "[ratio, credit] points with ratios increasing and credit in [0, 1] "
-                                                         "not increasing", path, rt.id));
+                                                         "not increasing (peak_over_sgemm, where given, positive)", path, rt.id));
             }
             rt.harness = t.value("harness", std::vector<std::string>{});
             rt.requires_calls = t.value("requires_calls", std::vector<std::string>{});

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/cuda/attention_oracle.h"
+#include "common/cuda/bf16_backward_oracle.h"
 #include "common/cuda/bench.h"
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/device.h"
@@ -42,14 +43,19 @@ struct Shape {
     // part of it), one request per runner in each of `batches` rounds; every one of them is compared with the oracle
     // afterwards (each costs an oracle run here, a few seconds a shape at most).
     int calls, batches;
+    // The outputs a call is judged by (one, unnamed, but for 4d's dQ, dK and dV), out_n elements each.
+    std::vector<std::string> outputs = {""};
     size_t out_n;
-    // The oracle's output for the inputs of call i (made from the same nonce) → its digest, with the signs the
-    // runner fingerprinted call i with (timed_sign_seed).
-    std::function<Digest(uint64_t seed, uint64_t sign_seed)> oracle;
+    // The oracle's outputs for the inputs of call i (made from the same nonce) → their digests, output j's with the
+    // signs the runner fingerprinted it with (sign_seed(j): timed_sign_seed of call i and output j).
+    std::function<std::vector<Digest>(uint64_t seed, const std::function<uint64_t(int)>& sign_seed)> oracle;
     // A checked call's tolerance at this task (its cases'): a timed call's output is held to the same, its RMS error
     // within `allowance` of it (digest.h).
     Tolerance tol;
     double allowance = kTimedErrorAllowance;
+    // Where the task's cases also bound each output's relative L2 error ‖got − want‖ / ‖want‖ (4d's gradients): the same
+    // bound for every output of a timed call (0: none).
+    double rel_l2 = 0;
     // The course's speedups: a baseline timed here (trusted code, the same GPU, the same run).
     std::string baseline_name;
     // Its median; with `memory` (Task 4's memory side by side), also the device bytes its first call takes.
@@ -121,7 +127,7 @@ double runner_memory(const Shape& s, uint64_t seed) {
 struct Batches {
     std::vector<double> bracket_ms;             // per request (round)
     std::vector<uint64_t> seeds;                // per request: call i's inputs come from seed + 4i
-    std::vector<std::vector<Digest>> digests;   // per request, per call
+    std::vector<std::vector<std::vector<Digest>>> digests;   // per request, per call, per output
     remote::ProcessReport after_warmup, after;  // threads and signal handlers, from /proc: the most any round had
 };
 
@@ -151,11 +157,12 @@ void time_one_request(const Shape& s, uint64_t seed, int round, Batches& b) {
     const auto t0 = std::chrono::steady_clock::now();
     const remote::Message reply = remote::request(req, {});
     b.bracket_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    std::vector<Digest> ds;
+    std::vector<std::vector<Digest>> ds;
     for (const auto& d : reply.head.at("timing").at("digests")) {
         const auto slots = d.get<std::vector<double>>();
-        if (slots.size() != size_t(kDigestSlots)) throw remote::RunnerFailure("the runner returned a malformed fingerprint");
-        ds.push_back(digest_from_slots(slots.data()));
+        if (slots.size() != kDigestSlots * s.outputs.size()) throw remote::RunnerFailure("the runner returned a malformed fingerprint");
+        ds.emplace_back();
+        for (size_t j = 0; j < s.outputs.size(); ++j) ds.back().push_back(digest_from_slots(slots.data() + kDigestSlots * j));
     }
     if (int(ds.size()) != s.calls) throw remote::RunnerFailure("the runner returned the wrong number of timed calls");
     b.seeds.push_back(batch_seed);
@@ -196,11 +203,11 @@ Shape flash_shape(CublasGemm& gemm, int B, int H, int S, int D, bool causal) {
     const bool large = S > 1024;
     s.calls = large ? 2 : 200, s.batches = large ? 3 : 5;
     s.out_n = size_t(B) * H * S * D;
-    s.oracle = [&gemm, B, H, S, D, causal, n = s.out_n](uint64_t seed, uint64_t sign_seed) {
+    s.oracle = [&gemm, B, H, S, D, causal, n = s.out_n](uint64_t seed, const std::function<uint64_t(int)>& sign_seed) {
         DeviceBuffer<float> q(n), k(n), v(n), o(n), scores(1);
         fill_normal(q.get(), n, seed), fill_normal(k.get(), n, seed + 1), fill_normal(v.get(), n, seed + 2);
         sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), B * H, S, D, causal, scores);
-        return digest(o.get(), n, sign_seed);
+        return std::vector{digest(o.get(), n, sign_seed(0))};
     };
     s.tol = {2e-5, 1e-4};  // task4/cases.cpp
     s.baseline_name = "cuBLAS + softmax";
@@ -219,13 +226,13 @@ Shape decode_shape(CublasGemm& gemm, int B, int H, int L, int D) {
     s.bytes = 2.0 * B * H * double(L) * D * 4;
     s.calls = double(B) * L <= 8192 ? 200 : 50, s.batches = 5;
     s.out_n = size_t(B) * H * D;
-    s.oracle = [B, H, L, D, n = s.out_n](uint64_t seed, uint64_t sign_seed) {
+    s.oracle = [B, H, L, D, n = s.out_n](uint64_t seed, const std::function<uint64_t(int)>& sign_seed) {
         const size_t nc = size_t(B) * H * L * D;
         DeviceBuffer<float> kc(nc), vc(nc), q(n), o(n);
         DeviceBuffer<double> scores(size_t(B) * H * L);
         fill_normal(q.get(), n, seed), fill_normal(kc.get(), nc, seed + 1), fill_normal(vc.get(), nc, seed + 2);
         decode_oracle(q.get(), kc.get(), vc.get(), o.get(), B * H, L, L, D, scores.get());
-        return digest(o.get(), n, sign_seed);
+        return std::vector{digest(o.get(), n, sign_seed(0))};
     };
     s.tol = {2e-5, 1e-4};  // task5/cases.cpp
     // The course's KV-cache speedup: without a cache, each new token recomputes causal attention
@@ -249,9 +256,36 @@ Shape paged_shape(int B, int H_q, int H_kv, int L, int D, int page_size) {
     s.bytes = 2.0 * B * H_kv * double(L) * D * 2;
     s.calls = 30, s.batches = 5;
     s.out_n = g.q_elements();
-    s.oracle = [g](uint64_t seed, uint64_t sign_seed) { return paged_decode_oracle_digest(g, seed, sign_seed); };
+    s.oracle = [g](uint64_t seed, const std::function<uint64_t(int)>& sign_seed) {
+        return std::vector{paged_decode_oracle_digest(g, seed, sign_seed(0))};
+    };
     s.tol = {4e-3, 1.6e-2};  // task5_paged/cases_paged.cpp
     s.allowance = kTimedErrorAllowanceBf16;
+    return s;
+}
+
+// Part 4d's bf16 backward: fresh bf16 q, k, v, o, dout a call, lse log(keys seen) + 1/2 a row (task4_bf16_backward/
+// timed_inputs.h). FLOPs: the backward's five S×S×D products, 2.5× the forward's four (half with the mask). Bytes: the
+// five inputs read and the three gradients written once, bf16. The oracle: cuBLAS float32 from the same o and lse
+// (common/cuda/bf16_backward_oracle.h). Each gradient held to the part's cases' tolerance and relative L2 bound
+// (task4_bf16_backward/cases_bf16_backward.cpp), fingerprinted apart, so that a timed call's error is named by gradient.
+Shape bf16_backward_shape(CublasGemm& gemm, int B, int H, int S, int D, bool causal) {
+    Shape s;
+    const task4::bf16_backward_timed::Geometry g{B, H, S, D, causal};
+    s.name = fmt::format("backward B={} H={} S={} D={}{}", B, H, S, D, causal ? " causal" : "");
+    s.op = "timed_bf16_backward";
+    s.args = {{"B", B}, {"H", H}, {"S", S}, {"D", D}, {"causal", causal}};
+    s.flops = 10.0 * B * H * double(S) * S * D * (causal ? 0.5 : 1.0);
+    s.bytes = 8.0 * double(g.elements()) * 2;
+    s.calls = S > 2048 ? 10 : 50, s.batches = 5;
+    s.outputs = {"dQ", "dK", "dV"};
+    s.out_n = g.elements();
+    s.oracle = [&gemm, g](uint64_t seed, const std::function<uint64_t(int)>& sign_seed) {
+        return bf16_backward_oracle_digests(gemm, g, seed, sign_seed);
+    };
+    s.tol = {2e-2, 2e-2};  // task4_bf16_backward/cases_bf16_backward.cpp
+    s.allowance = kTimedErrorAllowanceBf16;
+    s.rel_l2 = 6e-3;
     return s;
 }
 
@@ -264,11 +298,11 @@ Shape softmax_shape(int rows, int cols) {
     s.out_n = size_t(rows) * cols;
     s.flops = 5.0 * double(s.out_n), s.bytes = 2.0 * double(s.out_n) * 4;
     s.calls = s.out_n > (size_t(1) << 24) ? 50 : 400, s.batches = 5;
-    s.oracle = [rows, cols, n = s.out_n](uint64_t seed, uint64_t sign_seed) {
+    s.oracle = [rows, cols, n = s.out_n](uint64_t seed, const std::function<uint64_t(int)>& sign_seed) {
         DeviceBuffer<float> x(n);
         fill_normal(x.get(), n, seed);
         softmax_oracle(x.get(), rows, cols);
-        return digest(x.get(), n, sign_seed);
+        return std::vector{digest(x.get(), n, sign_seed(0))};
     };
     s.tol = {1e-6, 1e-4};  // task2/cases.cpp, softmax
     return s;
@@ -286,11 +320,11 @@ Shape gemm_shape(CublasGemm& gemm, bool nt, int M, int N, int K) {
         if (nt) gemm.nt(a, b, c, 1, M, N, K);
         else gemm.nn(a, b, c, 1, M, N, K);
     };
-    s.oracle = [run, M, N, K, n = s.out_n](uint64_t seed, uint64_t sign_seed) {
+    s.oracle = [run, M, N, K, n = s.out_n](uint64_t seed, const std::function<uint64_t(int)>& sign_seed) {
         DeviceBuffer<float> a(size_t(M) * K), b(size_t(K) * N), c(n);
         fill_normal(a.get(), a.size(), seed), fill_normal(b.get(), b.size(), seed + 1);
         run(a.get(), b.get(), c.get());
-        return digest(c.get(), n, sign_seed);
+        return std::vector{digest(c.get(), n, sign_seed(0))};
     };
     s.tol = {2e-5 * std::sqrt(double(K)), 1e-4};  // task2/cases.cpp, GEMM
     s.baseline_name = "cuBLAS SGEMM";
@@ -306,6 +340,9 @@ std::vector<Shape> shapes_of(const std::string& part, CublasGemm& gemm) {
     if (part == "5b")  // GQA 32 over 8 (course), a long context, a large batch, MQA: pages of 64
         return {paged_shape(64, 32, 8, 4096, 128, 64), paged_shape(8, 32, 8, 32768, 128, 64), paged_shape(256, 32, 8, 1024, 128, 64),
                 paged_shape(64, 32, 1, 4096, 128, 64)};
+    if (part == "4d")  // the course's shape, causal and not; D = 64; short rows no tile divides (S = 1000), causal
+        return {bf16_backward_shape(gemm, 4, 16, 4096, 128, false), bf16_backward_shape(gemm, 4, 16, 4096, 128, true),
+                bf16_backward_shape(gemm, 4, 32, 4096, 64, false), bf16_backward_shape(gemm, 16, 16, 1000, 128, true)};
     const int task = std::atoi(part.c_str());
     if (task == 2)
         return {gemm_shape(gemm, false, 4096, 4096, 4096), gemm_shape(gemm, true, 4096, 4096, 4096),
@@ -420,7 +457,7 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
     // (digest.h: the error estimated from random projections, in tolerances). Every call: a submission that computes
     // otherwise in some of its timed calls only is caught in those.
     int checked = 0, failed = 0;
-    double worst_ratio = 0;
+    double worst_ratio = 0, worst_rel_l2 = 0;
     std::string reason;
     auto fail = [&](std::string why) {
         if (failed++ == 0) reason = std::move(why);
@@ -429,32 +466,50 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
     const auto check_start = std::chrono::steady_clock::now();
     for (size_t r = 0; r < mine.digests.size(); ++r)
         for (size_t i = 0; i < mine.digests[r].size(); ++i) {
-            const Digest& got = mine.digests[r][i];
+            const std::vector<Digest>& got = mine.digests[r][i];
             const int call = int(r * size_t(s.calls) + i) + 1;
             ++checked;
-            if (got.nonfinite > 0) {
-                fail(fmt::format("timed call {}: {:.0f} of its outputs are NaN/Inf (work skipped, or not finished when the "
-                                 "call returned)", call, got.nonfinite));
+            // "timed call 3" or, with named outputs, "timed call 3's dQ"
+            auto what = [&](size_t j) { return s.outputs[j].empty() ? fmt::format("timed call {}", call) : fmt::format("timed call {}'s {}", call, s.outputs[j]); };
+            auto nonfinite = std::find_if(got.begin(), got.end(), [](const Digest& d) { return d.nonfinite > 0; });
+            if (nonfinite != got.end()) {
+                fail(fmt::format("{}: {:.0f} of its outputs are NaN/Inf (work skipped, or not finished when the call returned)",
+                                 what(size_t(nonfinite - got.begin())), nonfinite->nonfinite));
                 continue;
             }
-            if (auto [it, fresh] = seen.emplace(std::pair{got.sum, got.sumsq}, call); !fresh) {
+            if (auto [it, fresh] = seen.emplace(std::pair{got[0].sum, got[0].sumsq}, call); !fresh) {
                 fail(fmt::format("timed calls {} and {} gave the same output for different inputs", it->second, call));
                 continue;
             }
-            const Digest want = s.oracle(mine.seeds[r] + 4 * uint64_t(i), timed_sign_seed(mine.seeds[r], int(i)));
-            const double ratio = digest_error_ratio(got, want, s.out_n, s.tol);
-            worst_ratio = std::max(worst_ratio, ratio);
-            if (!digests_agree(got, want, s.out_n, s.tol, s.allowance))
-                fail(fmt::format("timed call {}: its RMS error against the oracle is {:.3g} of a checked call's tolerance "
-                                 "(atol {:g}, rtol {:g}; estimated from {} random projections of its {} outputs), over the "
-                                 "{:g} that {} arithmetic stays far under: a timed call is held to a checked call's "
-                                 "tolerance and precision (computed at lower precision, or approximated, when timed?)",
-                                 call, ratio, s.tol.atol, s.tol.rtol, kProjections, s.out_n, s.allowance,
-                                 s.allowance == kTimedErrorAllowance ? "fp32" : "the part's"));
+            const uint64_t batch_seed = mine.seeds[r];
+            const std::vector<Digest> want =
+                s.oracle(batch_seed + 4 * uint64_t(i), [&](int j) { return timed_sign_seed(batch_seed, int(i), j); });
+            for (size_t j = 0; j < got.size(); ++j) {
+                const double ratio = digest_error_ratio(got[j], want[j], s.out_n, s.tol), rel = digest_relative_error(got[j], want[j]);
+                worst_ratio = std::max(worst_ratio, ratio), worst_rel_l2 = std::max(worst_rel_l2, rel);
+                if (!digests_agree(got[j], want[j], s.out_n, s.tol, s.allowance)) {
+                    fail(fmt::format("{}: its RMS error against the oracle is {:.3g} of a checked call's tolerance (atol {:g}, "
+                                     "rtol {:g}; estimated from {} random projections of its {} outputs), over the {:g} that {} "
+                                     "arithmetic stays far under: a timed call is held to a checked call's tolerance and "
+                                     "precision (computed at lower precision, or approximated, when timed?)",
+                                     what(j), ratio, s.tol.atol, s.tol.rtol, kProjections, s.out_n, s.allowance,
+                                     s.allowance == kTimedErrorAllowance ? "fp32" : "the part's"));
+                    break;
+                }
+                if (s.rel_l2 > 0 && rel > s.rel_l2) {
+                    fail(fmt::format("{}: its relative L2 error against the oracle is {:.3g} (estimated from {} random "
+                                     "projections), over the {:g} a checked call's is held to: a timed call is held to a "
+                                     "checked call's tolerance and precision (computed at lower precision, or approximated, "
+                                     "when timed?)",
+                                     what(j), rel, kProjections, s.rel_l2));
+                    break;
+                }
+            }
         }
     row["checked_calls"] = checked, row["failed_calls"] = failed, row["reason"] = reason;
     row["check_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();  // its cost
     row["checked_error_ratio"] = worst_ratio;  // the largest error of a checked timed call, in tolerances
+    if (s.rel_l2 > 0) row["checked_relative_l2"] = worst_rel_l2;  // and its largest relative L2 error, where bounded
     if (!outside.empty()) row["timing_flag"] = outside;
     if (!with_baselines) return row;
     json mem;

@@ -45,4 +45,12 @@ void CublasGemm::nn(const float* A, const float* B, float* C, int batch, int M, 
               "SgemmStridedBatched (NN)");
 }
 
+void CublasGemm::tn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
+    for (int b0 = 0; b0 < batch; b0 += kMaxBatch)
+        check(cublasSgemmStridedBatched(h_, CUBLAS_OP_N, CUBLAS_OP_T, N, M, K, &alpha, B + size_t(b0) * K * N, N,
+                                        (long long)K * N, A + size_t(b0) * K * M, M, (long long)K * M, &beta,
+                                        C + size_t(b0) * M * N, N, (long long)M * N, std::min(batch - b0, kMaxBatch)),
+              "SgemmStridedBatched (TN)");
+}
+
 }  // namespace attn

@@ -21,6 +21,8 @@ public:
     void nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f, float beta = 0.f);
     // C[b] = A[b] · B[b]    A: [M, K], B: [K, N], C: [M, N].
     void nn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f, float beta = 0.f);
+    // C[b] = alpha · A[b]ᵀ · B[b]    A: [K, M], B: [K, N], C: [M, N] (attention's backward: dV = Pᵀ·dO).
+    void tn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f, float beta = 0.f);
 
 private:
     cublasHandle_t h_ = nullptr;

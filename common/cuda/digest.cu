@@ -76,13 +76,23 @@ Digest digest(const float* d, size_t n, uint64_t sign_seed) {
     return digest_from_slots(h);
 }
 
-double digest_error_ratio(const Digest& got, const Digest& want, size_t n, Tolerance tol) {
+// ‖got − want‖² estimated: the mean of the projections' squared differences (digest.h).
+static double estimated_error2(const Digest& got, const Digest& want) {
     double err2 = 0;
     for (int k = 0; k < kProjections; ++k) err2 += (got.proj[k] - want.proj[k]) * (got.proj[k] - want.proj[k]);
-    err2 /= kProjections;
+    return err2 / kProjections;
+}
+
+double digest_error_ratio(const Digest& got, const Digest& want, size_t n, Tolerance tol) {
+    const double err2 = estimated_error2(got, want);
     // Σ (atol + rtol·|w|)² = n·atol² + 2·atol·rtol·Σ|w| + rtol²·Σw²
     const double tol2 = double(n) * tol.atol * tol.atol + 2 * tol.atol * tol.rtol * want.sumabs + tol.rtol * tol.rtol * want.sumsq;
     return tol2 > 0 ? std::sqrt(err2 / tol2) : (err2 > 0 ? INFINITY : 0.0);
+}
+
+double digest_relative_error(const Digest& got, const Digest& want) {
+    const double err2 = estimated_error2(got, want);
+    return want.sumsq > 0 ? std::sqrt(err2 / want.sumsq) : (err2 > 0 ? INFINITY : 0.0);
 }
 
 bool digests_agree(const Digest& got, const Digest& want, size_t n, Tolerance tol, double allowance) {

@@ -49,6 +49,10 @@ Digest digest_from_slots(const double* slots);
 // √(estimated ‖got − want‖² / Σ (atol + rtol·|wantᵢ|)²). Under 1: within a checked call's tolerance.
 double digest_error_ratio(const Digest& got, const Digest& want, size_t n, Tolerance tol);
 
+// ‖got − want‖ / ‖want‖ estimated the same way (‖want‖ from want's Σw²): the relative L2 error that 4d's cases bound
+// for each gradient. Infinite when want is zero and got is not.
+double digest_relative_error(const Digest& got, const Digest& want);
+
 // The largest digest_error_ratio a timed call may have.
 constexpr double kTimedErrorAllowance = 0.05;
 // The same for a bf16 output (part 5b): the kernels round probabilities to bf16 before P·V, and the references land at

@@ -7,11 +7,12 @@
 
 namespace attn {
 
-nlohmann::json timed_calls(int calls, uint64_t seed, const float* out, size_t out_n, const std::function<void(int)>& prepare,
+nlohmann::json timed_calls(int calls, uint64_t seed, const std::vector<TimedOutput>& outputs, const std::function<void(int)>& prepare,
                            const std::function<void()>& call) {
     if (calls < 1 || calls > 100000) throw std::invalid_argument("timed: calls must be 1 … 100000");
+    const size_t per_call = kDigestSlots * outputs.size();
     DeviceBuffer<char> flush(2 * device_info().l2_bytes);
-    DeviceBuffer<double> sums(kDigestSlots * size_t(calls));
+    DeviceBuffer<double> sums(per_call * size_t(calls));
     CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, sums.bytes(), cudaStreamLegacy));
     for (int i = 0; i < calls; ++i) {
         prepare(i);
@@ -20,13 +21,15 @@ nlohmann::json timed_calls(int calls, uint64_t seed, const float* out, size_t ou
             const remote::launch_log::Recording student_call;  // its launches, not the harness's (a probe's log)
             call();
         }
-        digest_into(out, out_n, timed_sign_seed(seed, i), sums.get() + kDigestSlots * size_t(i));
+        for (size_t j = 0; j < outputs.size(); ++j)
+            digest_into(outputs[j].data, outputs[j].n, timed_sign_seed(seed, i, int(j)),
+                        sums.get() + per_call * size_t(i) + kDigestSlots * j);
     }
     CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<double> h = sums.download();
     nlohmann::json digests = nlohmann::json::array();
     for (int i = 0; i < calls; ++i)
-        digests.push_back(std::vector<double>(h.begin() + kDigestSlots * i, h.begin() + kDigestSlots * (i + 1)));
+        digests.push_back(std::vector<double>(h.begin() + per_call * i, h.begin() + per_call * (i + 1)));
     return {{"digests", digests}};
 }
 

@@ -146,6 +146,7 @@ step "build reference" $MAKE -j$JOBS IMPL=reference all
 joined
 step "build skeleton" $MAKE -j$JOBS IMPL=skeleton all
 step "harness unit tests" ./build/reference/bin/unit_tests
+step "timed calls' oracles against float64 (GPU or skip)" ./build/reference/bin/grader_gpu_tests
 step "grader's command line (CLI11)" grader_command_line ./build/reference/bin/grader
 step "task7 tokenizer = tiktoken, checkpoint checks" ./build/reference/bin/task7_cpu_tests
 step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_summary.py

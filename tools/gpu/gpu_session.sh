@@ -38,6 +38,8 @@ if [ -f models/kjv-gpt2/model.safetensors ] && [ ! -f models/kjv-gpt2/reference.
 fi
 for d in build/carry/goldens/*; do [ -e "$d" ] && [ ! -e "goldens/$(basename "$d")" ] && cp -r "$d" goldens/ && note "goldens: $(basename "$d") from the carried copy"; done
 
+[ -x build/carry/reference/grader_gpu_tests ] && { timeout 120 ./build/carry/reference/grader_gpu_tests > "$OUT/grader_gpu_tests.log" 2>&1
+  note "timed calls' oracles against float64: exit $? — $(tail -n 1 "$OUT/grader_gpu_tests.log")"; }
 tests=$GPU_TASKS
 grep -qw 4 <<<"$GPU_TASKS" && tests="$tests 4_bf16 4_backward 4_bf16_backward"  # Task 4's bonus parts beside it
 grep -qw 5 <<<"$GPU_TASKS" && tests="$tests 5_paged"  # Task 5's paged part beside it
@@ -60,7 +62,7 @@ if [ -z "${SKIP_GRADE:-}" ]; then
 fi
 
 mkdir -p build/controls && cp -r build/carry/controls/* build/controls/ 2>/dev/null
-[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/controls/check_controls.py --prebuilt --grader-timeout 200 --repeat "${CONTROL_REPEAT:-1}" $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})[bcd]?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
+[ -z "${SKIP_CONTROLS:-}" ] && [ -d build/carry/controls ] && python3 tools/controls/check_controls.py --prebuilt --grader-timeout 400 --repeat "${CONTROL_REPEAT:-1}" $(ls build/carry/controls | grep -E "^task(${GPU_TASKS// /|})[bcd]?_" | { [ -n "${ONLY_CONTROLS:-}" ] && grep -xE "${ONLY_CONTROLS// /|}" || cat; } | sed 's/^/--only /') > "$OUT/controls.log" 2>&1
 [ -z "${SKIP_CONTROLS:-}" ] && note "controls: $(tail -n 1 "$OUT/controls.log")"
 # the exploits only a GPU run can catch (packed by tools/gpu/pack_gpu.sh), each graded by the reference grader
 [ -z "${SKIP_EXPLOITS:-}" ] && [ -d build/carry/exploits ] && python3 tools/controls/check_exploits.py --prebuilt $(ls build/carry/exploits | grep -E "${ONLY_EXPLOITS:-.}" | sed 's/^/--only /') > "$OUT/exploits.log" 2>&1

@@ -26,6 +26,7 @@ for f in build/common/null-runners/runner_task*; do
 done
 cp /usr/bin/bwrap build/carry/bwrap  # Debian's bubblewrap: the GPU machine may not have one
 strip -o build/carry/reference/grader build/reference/bin/grader
+strip -o build/carry/reference/grader_gpu_tests build/reference/bin/grader_gpu_tests  # the timed calls' oracles
 strip -o build/carry/reference/gpt2 build/reference/bin/gpt2
 # the optimisation ladders (staff benchmarks), Task 4's bf16 and backward ladders among them
 make --no-print-directory -j2 IMPL=reference build/reference/bin/ladder_task2 build/reference/bin/ladder_task4 build/reference/bin/ladder_task5 \
