@@ -38,6 +38,8 @@ void timed_backward(Call& c) {
         [&] {
             task4::flash_attention_backward_bf16(bf16(q), bf16(k), bf16(v), bf16(o), bf16(dout), lse.get(), bf16(dq), bf16(dk),
                                                  bf16(dv), g.B, g.H, g.S, g.S, g.D, g.causal);
+        },
+        [&] {
             for (int t = 0; t < 3; ++t) task4::bf16_convert::from_bf16(bf16(t == 0 ? dq : t == 1 ? dk : dv), grads.get() + t * n, n);
         });
 }

@@ -36,8 +36,8 @@ void timed_paged(Call& c) {
         [&] {
             task5::paged_decode_bf16(bf16(q), bf16(k), bf16(v), bf16(o), table.data(), lengths.data(), g.B, g.H_q, g.H_kv, g.D,
                                      g.page_size, g.num_pages(), g.pages_per_seq());
-            task4::bf16_convert::from_bf16(bf16(o), o_float.get(), o_float.size());
-        });
+        },
+        [&] { task4::bf16_convert::from_bf16(bf16(o), o_float.get(), o_float.size()); });
 }
 
 }  // namespace

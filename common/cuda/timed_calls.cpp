@@ -8,7 +8,7 @@
 namespace attn {
 
 nlohmann::json timed_calls(int calls, uint64_t seed, const std::vector<TimedOutput>& outputs, const std::function<void(int)>& prepare,
-                           const std::function<void()>& call) {
+                           const std::function<void()>& call, const std::function<void()>& after) {
     if (calls < 1 || calls > 100000) throw std::invalid_argument("timed: calls must be 1 … 100000");
     const size_t per_call = kDigestSlots * outputs.size();
     DeviceBuffer<char> flush(2 * device_info().l2_bytes);
@@ -21,6 +21,7 @@ nlohmann::json timed_calls(int calls, uint64_t seed, const std::vector<TimedOutp
             const remote::launch_log::Recording student_call;  // its launches, not the harness's (a probe's log)
             call();
         }
+        if (after) after();
         for (size_t j = 0; j < outputs.size(); ++j)
             digest_into(outputs[j].data, outputs[j].n, timed_sign_seed(seed, i, int(j)),
                         sums.get() + per_call * size_t(i) + kDigestSlots * j);

@@ -21,15 +21,17 @@ struct TimedOutput {
 };
 
 // {"digests": [[kDigestSlots × outputs numbers] × calls]}: call i's fingerprint of output j with the signs of
-// timed_sign_seed(seed, i, j), the outputs' fingerprints one after another. Nothing is synchronised between calls: the
-// device runs the harness's work and the calls back to back; the reply waits for all of it.
+// timed_sign_seed(seed, i, j), the outputs' fingerprints one after another. `after` (may be empty): the harness's own
+// work on a call's outputs before they are fingerprinted (a bf16 output read as floats), outside the call's launch log.
+// Nothing is synchronised between calls: the device runs the harness's work and the calls back to back; the reply
+// waits for all of it.
 nlohmann::json timed_calls(int calls, uint64_t seed, const std::vector<TimedOutput>& outputs, const std::function<void(int)>& prepare,
-                           const std::function<void()>& call);
+                           const std::function<void()>& call, const std::function<void()>& after = {});
 
 // The same with one output.
 inline nlohmann::json timed_calls(int calls, uint64_t seed, const float* out, size_t out_n, const std::function<void(int)>& prepare,
-                                  const std::function<void()>& call) {
-    return timed_calls(calls, seed, {{out, out_n}}, prepare, call);
+                                  const std::function<void()>& call, const std::function<void()>& after = {}) {
+    return timed_calls(calls, seed, {{out, out_n}}, prepare, call, after);
 }
 
 // The sign seed of call i's fingerprint of output j (its inputs come from seed + 4i, + 1, + 2): the trusted side

@@ -6,12 +6,16 @@ grader/reference_times.json under the GPU's name, with the date and the command.
 ships that file: its `make grade` estimates speed credit from it.
 
     make reference-times            (on a GPU, course repo: needs build/reference)
-    tools/gpu/reference_times.py [--grader build/reference/bin/grader] [--bin-dir build/reference/bin] [--file F]
+    tools/gpu/reference_times.py [--grader build/reference/bin/grader] [--bin-dir build/reference/bin] [--file F] [--part 4d]
+
+--part P times that bonus part alone and replaces its key ("task4d") for this GPU, keeping the other keys and saying the
+part's date beside the GPU's.
 """
 import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -38,12 +42,16 @@ def main():
     ap.add_argument("--grader", default="build/reference/bin/grader")
     ap.add_argument("--bin-dir", default="build/reference/bin")
     ap.add_argument("--file", default="grader/reference_times.json")
+    ap.add_argument("--part", help="time this bonus part alone and replace only its times")
     args = ap.parse_args()
     with open(os.path.join(ROOT, "grader", "rubric.json")) as f:
         timed_parts = [b["bonus"] for b in json.load(f).get("bonus", []) if b.get("performance", {}).get("share", 0) > 0]
+    if args.part and args.part not in timed_parts:
+        sys.exit(f"reference_times: --part {args.part}: not a bonus part with speed credit ({', '.join(timed_parts)})")
     gpu, times = "", {}
     # The tasks in one grader run, then each timed bonus part alone (grader --part: a part's timing, keyed "task5b").
-    for key, selection in [("", ["--task", "4", "--task", "5"])] + [(part, ["--part", part]) for part in timed_parts]:
+    runs = [("", ["--task", "4", "--task", "5"])] + [(part, ["--part", part]) for part in timed_parts]
+    for key, selection in [r for r in runs if r[0] == args.part] if args.part else runs:
         out = tempfile.mkdtemp(prefix="reference-times-")
         cmd = [args.grader, *selection, "--perf-only", "--bin-dir", args.bin_dir, "--reference-bin-dir", "", "--out", out,
                "--impl", "reference"]
@@ -60,11 +68,17 @@ def main():
     path = os.path.join(ROOT, args.file)
     with open(path) as f:
         doc = json.load(f)
-    doc.setdefault("gpus", {})[gpu] = {
-        "measured": datetime.date.today().isoformat(),
-        "how": "tools/gpu/reference_times.py: grader --perf-only, the reference's runners, median of the grader's timed calls",
-        **times,
-    }
+    today = datetime.date.today().isoformat()
+    entry = doc.setdefault("gpus", {}).get(gpu) if args.part else None
+    if entry:  # one part's times into what this GPU has
+        entry["measured"] = re.sub(f"; task{args.part} [0-9-]+", "", entry["measured"]) + f"; task{args.part} {today}"
+        entry.update(times)
+    else:
+        doc["gpus"][gpu] = {
+            "measured": today,
+            "how": "tools/gpu/reference_times.py: grader --perf-only, the reference's runners, median of the grader's timed calls",
+            **times,
+        }
     with open(path, "w") as f:
         json.dump(doc, f, indent=2, ensure_ascii=False)
         f.write("\n")
