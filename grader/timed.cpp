@@ -53,8 +53,8 @@ struct Shape {
     // within `allowance` of it (digest.h).
     Tolerance tol;
     double allowance = kTimedErrorAllowance;
-    // Where the task's cases also bound each output's relative L2 error ‖got − want‖ / ‖want‖ (4d's gradients): the same
-    // bound for every output of a timed call (0: none).
+    // Where the task's cases also bound each output's relative L2 error ‖got − want‖ / ‖want‖ (4d's gradients): that
+    // bound (0: none). A timed call's output, its error estimated from a fingerprint, is held to kEstimateRoom× it.
     double rel_l2 = 0;
     // The course's speedups: a baseline timed here (trusted code, the same GPU, the same run).
     std::string baseline_name;
@@ -62,6 +62,11 @@ struct Shape {
     std::function<double(Bencher&, json* memory)> baseline_ms;
     bool memory_side_by_side = false;  // Task 4: the pipeline's and the submission's device memory per call
 };
+
+// A relative L2 error estimated from kProjections projections (digest.h) of an output whose error is exactly at its bound
+// exceeds 1.5× the bound in fewer than 1 call in 10,000 (χ² with 32 degrees of freedom above 72): a kernel that passes
+// its cases keeps its speed credit.
+constexpr double kEstimateRoom = 1.5;
 
 // Heads whose S×S scores fit in 1 GB (at least one): the unfused pipeline's slice.
 int heads_per_slice(int S) { return std::max(1, int((size_t(1) << 30) / (sizeof(float) * size_t(S) * S))); }
@@ -285,7 +290,7 @@ Shape bf16_backward_shape(CublasGemm& gemm, int B, int H, int S, int D, bool cau
     };
     s.tol = {2e-2, 2e-2};  // task4_bf16_backward/cases_bf16_backward.cpp
     s.allowance = kTimedErrorAllowanceBf16;
-    s.rel_l2 = 6e-3;
+    s.rel_l2 = 6e-3;  // the references' timed calls: 3.0–3.2e-3 (docs/perf.md, "4d's speed credit")
     return s;
 }
 
@@ -496,12 +501,12 @@ json measure_shape(const Shape& s, const std::string& bin_dir, const std::string
                                      s.allowance == kTimedErrorAllowance ? "fp32" : "the part's"));
                     break;
                 }
-                if (s.rel_l2 > 0 && rel > s.rel_l2) {
+                if (s.rel_l2 > 0 && rel > kEstimateRoom * s.rel_l2) {
                     fail(fmt::format("{}: its relative L2 error against the oracle is {:.3g} (estimated from {} random "
-                                     "projections), over the {:g} a checked call's is held to: a timed call is held to a "
-                                     "checked call's tolerance and precision (computed at lower precision, or approximated, "
-                                     "when timed?)",
-                                     what(j), rel, kProjections, s.rel_l2));
+                                     "projections), over the {:g} a timed call may have (a checked call's bound, {:g}, and the "
+                                     "estimate's spread): a timed call is held to a checked call's tolerance and precision "
+                                     "(computed at lower precision, or approximated, when timed?)",
+                                     what(j), rel, kProjections, kEstimateRoom * s.rel_l2, s.rel_l2));
                     break;
                 }
             }
