@@ -1,4 +1,4 @@
-// bench_task5_paged.cpp — Task 5's paged part (5b) on one GPU: GB/s of paged_decode_bf16 at the shapes of
+// bench_task5_paged.cpp — Task 5's paged part (5b) on one GPU: GB/s of paged_decode_bf16 (then paged_decode_f32) at the shapes of
 // docs/perf.md's decode table (32 query heads of 128 over 8 KV heads, one KV head (MQA) and 32 (MHA); batches of
 // 1 to 256 sequences of 1k to 128k positions; a ragged batch of lengths 1 … 32k), each beside a device-to-device copy
 // of the same bytes, timed the same way. Bytes = the K and V positions the batch holds, read once. Each shape runs
@@ -10,7 +10,7 @@
 // share of the copy come from this one), and with the device synchronised around the call, host work inside (a decode
 // step's host time is time the GPU waits unless the server overlaps it).
 //   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
-// --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler. tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
+// --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler; --f32: the float32 rows alone. tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,8 +22,11 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
+#include "common/compare.h"  // Tolerance
 #include "common/cuda/bench.h"
 #include "common/cuda/bf16_convert.h"
 #include "common/cuda/cublas_gemm.h"  // fill_normal
@@ -34,7 +37,10 @@ using namespace attn;
 namespace {
 
 FILE* out = stdout;
-constexpr double kAtol = 4e-3, kRtol = 1.6e-2;  // the tests' tolerance (cases_paged.cpp)
+
+// The element type's tests' tolerance (cases_paged.cpp): bf16 pools, and float32 ones (Task 5's).
+template <class T>
+constexpr Tolerance kTolOf = std::is_same_v<T, float> ? Tolerance{2e-5, 1e-4} : Tolerance{4e-3, 1.6e-2};
 
 struct BenchShape {
     std::string name;
@@ -42,12 +48,14 @@ struct BenchShape {
     std::vector<int> lengths;
 };
 
-float bf16_to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+float to_float(float x) { return x; }
 
 // The largest |got − want| over tolerance, for two query heads of two sequences, from the pools on the host.
-double check(const BenchShape& s, int D, int ps, int pps, const std::vector<int>& table, const DeviceBuffer<__nv_bfloat16>& q,
-             const DeviceBuffer<__nv_bfloat16>& kp, const DeviceBuffer<__nv_bfloat16>& vp, const DeviceBuffer<__nv_bfloat16>& o) {
-    const std::vector<__nv_bfloat16> hq = q.download(), hk = kp.download(), hv = vp.download(), ho = o.download();
+template <class T>
+double check(const BenchShape& s, int D, int ps, int pps, const std::vector<int>& table, const DeviceBuffer<T>& q,
+             const DeviceBuffer<T>& kp, const DeviceBuffer<T>& vp, const DeviceBuffer<T>& o) {
+    const std::vector<T> hq = q.download(), hk = kp.download(), hv = vp.download(), ho = o.download();
     const int B = int(s.lengths.size()), g = s.H_q / s.H_kv;
     double worst = 0;
     for (int b : {0, B - 1})
@@ -58,17 +66,17 @@ double check(const BenchShape& s, int D, int ps, int pps, const std::vector<int>
             auto row = [&](int pos) { return ((size_t(table[size_t(b) * pps + pos / ps]) * ps + pos % ps) * s.H_kv + kvh) * D; };
             for (int pos = 0; pos < L; ++pos) {
                 double dot = 0;
-                for (int d = 0; d < D; ++d) dot += double(bf16_to_float(hq[(size_t(b) * s.H_q + h) * D + d])) * bf16_to_float(hk[row(pos) + d]);
+                for (int d = 0; d < D; ++d) dot += double(to_float(hq[(size_t(b) * s.H_q + h) * D + d])) * to_float(hk[row(pos) + d]);
                 p[pos] = dot / std::sqrt(double(D)), mx = std::max(mx, p[pos]);
             }
             for (int pos = 0; pos < L; ++pos) {
                 const double w = std::exp(p[pos] - mx);
                 sum += w;
-                for (int d = 0; d < D; ++d) acc[d] += w * bf16_to_float(hv[row(pos) + d]);
+                for (int d = 0; d < D; ++d) acc[d] += w * to_float(hv[row(pos) + d]);
             }
             for (int d = 0; d < D; ++d) {
-                const double want = acc[d] / sum, got = bf16_to_float(ho[(size_t(b) * s.H_q + h) * D + d]);
-                worst = std::max(worst, std::abs(got - want) / (kAtol + kRtol * std::abs(want)));
+                const double want = acc[d] / sum, got = to_float(ho[(size_t(b) * s.H_q + h) * D + d]);
+                worst = std::max(worst, std::abs(got - want) / (kTolOf<T>.atol + kTolOf<T>.rtol * std::abs(want)));
             }
         }
     return worst;
@@ -79,6 +87,7 @@ double check(const BenchShape& s, int D, int ps, int pps, const std::vector<int>
 // needs (a ragged batch's pool is otherwise mostly pages no sequence uses).
 enum class Layout { contiguous, paged, paged_compact };
 
+template <class T>
 void run_shape(Bencher& bench, const BenchShape& s, Layout layout) {
     const bool contiguous = layout == Layout::contiguous;
     const int D = 128, B = int(s.lengths.size()), ps = contiguous ? 256 : 64;
@@ -96,19 +105,24 @@ void run_shape(Bencher& bench, const BenchShape& s, Layout layout) {
         for (int b = 0, next = 0; b < B; ++b)
             for (int p = 0; p < pps; ++p) table[size_t(b) * pps + p] = p < (s.lengths[b] + ps - 1) / ps ? order[next++] : -1;
     }
-    DeviceBuffer<__nv_bfloat16> kp(pool), vp(pool), q(nq), o(nq);
-    {
-        DeviceBuffer<float> f(pool);
-        using task4::bf16_convert::to_bf16;
-        fill_normal(f.get(), pool, 51), to_bf16(f.get(), kp.get(), nullptr, pool);
-        fill_normal(f.get(), pool, 52), to_bf16(f.get(), vp.get(), nullptr, pool);
-        fill_normal(f.get(), nq, 53), to_bf16(f.get(), q.get(), nullptr, nq);
+    DeviceBuffer<T> kp(pool), vp(pool), q(nq), o(nq);
+    for (auto [buf, n, seed] : {std::tuple{&kp, pool, 51}, std::tuple{&vp, pool, 52}, std::tuple{&q, nq, 53}}) {
+        if constexpr (std::is_same_v<T, float>) {
+            fill_normal(buf->get(), n, uint64_t(seed));
+        } else {
+            DeviceBuffer<float> f(n);
+            fill_normal(f.get(), n, uint64_t(seed)), task4::bf16_convert::to_bf16(f.get(), buf->get(), nullptr, n);
+        }
     }
     double bytes = 0;
-    for (int L : s.lengths) bytes += 2.0 * L * s.H_kv * D * sizeof(__nv_bfloat16);
+    for (int L : s.lengths) bytes += 2.0 * L * s.H_kv * D * sizeof(T);
     auto call = [&] {
-        task5::paged_decode_bf16(q.get(), kp.get(), vp.get(), o.get(), table.data(), s.lengths.data(), B, s.H_q, s.H_kv, D, ps,
-                                 num_pages, pps);
+        if constexpr (std::is_same_v<T, float>)
+            task5::paged_decode_f32(q.get(), kp.get(), vp.get(), o.get(), table.data(), s.lengths.data(), B, s.H_q, s.H_kv, D, ps,
+                                    num_pages, pps);
+        else
+            task5::paged_decode_bf16(q.get(), kp.get(), vp.get(), o.get(), table.data(), s.lengths.data(), B, s.H_q, s.H_kv, D, ps,
+                                     num_pages, pps);
     };
     const BenchOptions overlapped{3, 20, true, true};
     const Timing t = bench.time(call, overlapped), t_sync = bench.time(call);
@@ -123,7 +137,7 @@ void run_shape(Bencher& bench, const BenchShape& s, Layout layout) {
         CUDA_CHECK(cudaDeviceSynchronize());
     }
     std::sort(host_us.begin(), host_us.end());
-    const double worst = check(s, D, ps, pps, table, q, kp, vp, o);
+    const double worst = check<T>(s, D, ps, pps, table, q, kp, vp, o);
     // A copy of the same bytes, timed the same way: read + written, as the ceilings count a copy.
     const size_t n_bytes = size_t(bytes);
     DeviceBuffer<char> from(n_bytes), to(n_bytes);
@@ -142,7 +156,7 @@ void run_shape(Bencher& bench, const BenchShape& s, Layout layout) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+    const bool quick = argc > 1 && std::string(argv[1]) == "--quick", f32_only = argc > 1 && std::string(argv[1]) == "--f32";
     const int only = argc > 2 && std::string(argv[1]) == "--shape" ? std::atoi(argv[2]) : -1;  // one shape (profiling)
     return run_benchmark("bench_task5_paged", out, [&](BenchContext& ctx) {
         std::vector<int> ragged(32);  // lengths 1 … 32768, log-uniform, seeded
@@ -160,10 +174,13 @@ int main(int argc, char** argv) {
         };
         fmt::print(out, "paged_decode_bf16, D = 128, bf16 K and V read once a call; first the call's host work hidden behind "
                         "the flush (as torch's scripts time), then inside the time (device synchronised around the call)\n");
-        for (size_t i = 0; i < shapes.size() && (!quick || i < 2); ++i)
+        for (size_t i = 0; i < shapes.size() && (!quick || i < 2) && !f32_only; ++i)
             if (only < 0 || int(i) == only)
             for (Layout l : {Layout::paged, Layout::paged_compact, Layout::contiguous})
                 if (l != Layout::paged_compact || shapes[i].lengths.front() != shapes[i].lengths.back())  // ragged only
-                    run_shape(ctx.bencher, shapes[i], l);
+                    run_shape<__nv_bfloat16>(ctx.bencher, shapes[i], l);
+        fmt::print(out, "\npaged_decode_f32 (task5b.4: float32 pools, CUDA cores; not graded for speed), pages of 64 shuffled\n");
+        for (size_t i = 0; i < shapes.size() && (!quick || i < 2); ++i)
+            if (only < 0 || int(i) == only) run_shape<float>(ctx.bencher, shapes[i], Layout::paged);
     });
 }

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <type_traits>
@@ -284,6 +285,27 @@ std::string label(const Batch& b) {
                        s.shared_pages ? fmt::format(" ({} shared pages)", s.shared_pages) : "", peak_note(s.peak));
 }
 
+// o against float64 attention: every element within `tol` (o_within), then each sequence's relative L2 error within
+// `rel_l2` — per sequence, as over the whole batch a short sequence's large o would hide a long one's lost tail.
+bool o_is_attention(CaseResult& r, const Batch& b, const Tensor& got, Tolerance tol, double rel_l2) {
+    const Spec& s = b.s;
+    const auto [want, magnitude] = attention_f64(b);
+    if (!o_within(r, got, want, magnitude, tol)) {
+        add_diagnosis(r, diagnose(got, b, tol));
+        return false;
+    }
+    const size_t per = size_t(s.H_q) * s.D;
+    for (int i = 0; i < b.B; ++i) {
+        Tensor gi({s.H_q, s.D}), wi({s.H_q, s.D});
+        std::copy_n(got.data.begin() + long(i * per), per, gi.data.begin());
+        std::copy_n(want.data.begin() + long(i * per), per, wi.data.begin());
+        if (!relative_l2_within(r, fmt::format("o of sequence {} (length {})", i, s.lengths[size_t(i)]), gi, wi, rel_l2,
+                                "a piece of a split sequence lost, or a sum kept in bf16?"))
+            return false;
+    }
+    return true;
+}
+
 CaseResult run_batch(const Batch& b) {
     const Spec& s = b.s;
     CaseResult r;
@@ -316,24 +338,68 @@ CaseResult run_batch(const Batch& b) {
         !pool_is(r, "k_pages (after the decode, which may not write it)", b, bits_of(kp), b.k_after, b.k_after) ||
         !pool_is(r, "v_pages (after the decode, which may not write it)", b, bits_of(vp), b.v_after, b.v_after))
         return r;
-    const Tensor got = o.download(b.q.shape);
-    const auto [want, magnitude] = attention_f64(b);
-    const Tolerance tol = scaled_for_peak(kTol, s.peak);
-    if (!o_within(r, got, want, magnitude, tol)) {
-        add_diagnosis(r, diagnose(got, b, tol));
+    if (o_is_attention(r, b, o.download(b.q.shape), scaled_for_peak(kTol, b.s.peak), kRelL2 * b.s.peak * b.s.peak)) r.status = "passed";
+    return r;
+}
+
+// ---- float32 pools (task5b.3, task5b.4) ----
+// The same batches with float32 pools: every slot that holds no position NaN, the positions' values the batch's
+// (bf16-exact, so that the pools are checked bit for bit as above), o against the same float64 attention within Task
+// 5's tolerance, which a kernel that rounds anything to bf16 misses by far (its probabilities alone err by 2⁻⁹).
+const Tolerance kTolF32{2e-5, 1e-4};  // task5/cases.cpp
+constexpr double kRelL2F32 = 1e-4;
+
+std::vector<float> floats_of(const std::vector<uint16_t>& bits) {
+    std::vector<float> f(bits.size());
+    for (size_t e = 0; e < bits.size(); ++e) f[e] = bits[e] == kNaN ? std::numeric_limits<float>::quiet_NaN() : bf16_value(bits[e]);
+    return f;
+}
+
+// A float32 pool as the bf16 bits it should hold: a value that is no bf16 (its low half set) becomes 0x7FC1, a pattern
+// no pool holds, so that it shows as a wrong slot; any NaN is the pool's NaN.
+std::vector<uint16_t> bits_of_floats(const std::vector<float>& f) {
+    std::vector<uint16_t> bits(f.size());
+    for (size_t e = 0; e < f.size(); ++e) {
+        uint32_t w;
+        std::memcpy(&w, &f[e], sizeof w);
+        bits[e] = std::isnan(f[e]) ? kNaN : (w & 0xFFFFu) ? uint16_t(0x7FC1) : uint16_t(w >> 16);
+    }
+    return bits;
+}
+
+CaseResult run_batch_f32(const Batch& b) {
+    const Spec& s = b.s;
+    CaseResult r;
+    r.shape = label(b) + ", float32";
+    DeviceBuffer<float> kp(b.k_before.size()), vp(b.v_before.size()), o(b.q.data.size());
+    kp.upload(floats_of(b.k_before)), vp.upload(floats_of(b.v_before)), o.poison();
+    auto q = to_device(b.q), kn = to_device(b.k_new), vn = to_device(b.v_new);
+    std::vector<int> table = b.table, lengths = s.lengths;
+    auto tables_unchanged = [&](const char* call) {
+        if (table == b.table && lengths == s.lengths) return true;
+        r.reason = fmt::format("{} modified {} (the tables are inputs, read-only)", call, table != b.table ? "page_table" : "lengths");
+        return false;
+    };
+    r.ms = wall_ms([&] {
+        paged_append_f32(kp.get(), vp.get(), kn.get(), vn.get(), table.data(), lengths.data(), b.B, s.H_kv, s.D, s.page_size,
+                         b.num_pages, b.pages_per_seq);
+        sync_default_stream();
+    });
+    if (!tables_unchanged("paged_append_f32") || !device_input_unchanged(r, "k_new", b.k_new, kn) ||
+        !device_input_unchanged(r, "v_new", b.v_new, vn) ||
+        !pool_is(r, "k_pages", b, bits_of_floats(kp.download()), b.k_after, b.k_before) ||
+        !pool_is(r, "v_pages", b, bits_of_floats(vp.download()), b.v_after, b.v_before))
         return r;
-    }
-    // The relative L2 bound per sequence: over the whole batch a short sequence's large o would hide a long one's lost tail.
-    const size_t per = size_t(s.H_q) * s.D;
-    for (int i = 0; i < b.B; ++i) {
-        Tensor gi({s.H_q, s.D}), wi({s.H_q, s.D});
-        std::copy_n(got.data.begin() + long(i * per), per, gi.data.begin());
-        std::copy_n(want.data.begin() + long(i * per), per, wi.data.begin());
-        if (!relative_l2_within(r, fmt::format("o of sequence {} (length {})", i, s.lengths[size_t(i)]), gi, wi,
-                                kRelL2 * s.peak * s.peak, "a piece of a split sequence lost, or a sum kept in bf16?"))
-            return r;
-    }
-    r.status = "passed";
+    r.ms += wall_ms([&] {
+        paged_decode_f32(q.get(), kp.get(), vp.get(), o.get(), table.data(), lengths.data(), b.B, s.H_q, s.H_kv, s.D, s.page_size,
+                         b.num_pages, b.pages_per_seq);
+        sync_default_stream();
+    });
+    if (!tables_unchanged("paged_decode_f32") || !device_input_unchanged(r, "q", b.q, q) ||
+        !pool_is(r, "k_pages (after the decode, which may not write it)", b, bits_of_floats(kp.download()), b.k_after, b.k_after) ||
+        !pool_is(r, "v_pages (after the decode, which may not write it)", b, bits_of_floats(vp.download()), b.v_after, b.v_after))
+        return r;
+    if (o_is_attention(r, b, to_host(o, b.q.shape), scaled_for_peak(kTolF32, s.peak), kRelL2F32 * s.peak * s.peak)) r.status = "passed";
     return r;
 }
 
@@ -395,6 +461,33 @@ CaseResult rejects(const std::string& what, const std::vector<std::string>& name
 
 const Spec kSmall{8, 2, 64, 16, {40, 17, 33}};
 
+// The float32 calls reject a page outside the pool as the bf16 ones do (sequence 1's last page: the append checks it too).
+CaseResult rejects_f32(bool append) {
+    auto g = rng_for("task5b.errors");
+    Batch b = lay_out(g, kSmall);
+    const Spec& s = b.s;
+    b.table[size_t(b.pages_per_seq) + 1] = b.num_pages;
+    CaseResult r;
+    r.shape = "page_table[1][1] = num_pages, float32";
+    DeviceBuffer<float> kp(b.k_before.size()), vp(b.v_before.size()), q(b.q.data.size()), o(b.q.data.size()), kn(b.k_new.data.size()),
+        vn(b.v_new.data.size());
+    kp.upload(floats_of(b.k_before)), vp.upload(floats_of(b.v_before)), q.upload(b.q.data), kn.upload(b.k_new.data), vn.upload(b.v_new.data);
+    const char* fn = append ? "paged_append_f32" : "paged_decode_f32";
+    expect_throw<std::out_of_range>(
+        r,
+        [&] {
+            if (append)
+                paged_append_f32(kp.get(), vp.get(), kn.get(), vn.get(), b.table.data(), s.lengths.data(), b.B, s.H_kv, s.D, s.page_size,
+                                 b.num_pages, b.pages_per_seq);
+            else
+                paged_decode_f32(q.get(), kp.get(), vp.get(), o.get(), b.table.data(), s.lengths.data(), b.B, s.H_q, s.H_kv, s.D,
+                                 s.page_size, b.num_pages, b.pages_per_seq);
+            sync_default_stream();
+        },
+        {"page_table[1][1]"}, fmt::format("{} accepted a page outside the pool (must throw std::out_of_range)", fn));
+    return r;
+}
+
 }  // namespace
 
 std::vector<GradeCase> paged_grade_cases() {
@@ -420,6 +513,18 @@ std::vector<GradeCase> paged_grade_cases() {
     add("B·H_kv = 66000 (past gridDim.y's 65535)", 0.5, "long", {1000, 1000, 64, 1, std::vector<int>(66, 2)});
     for (int draw = 0; draw < 4; ++draw)
         cases.push_back({fmt::format("fresh inputs #{}", draw + 1), 1.0, [draw] { return fresh_case(draw); }, "fresh"});
+    // float32 pools (task5b.3, task5b.4)
+    auto add_f32 = [&](const std::string& name, double w, Spec s) {
+        cases.push_back({"float32: " + name, w, [name, s] {
+                             auto g = rng_for("task5b.f32." + name);
+                             return run_batch_f32(lay_out(g, s));
+                         }, "f32"});
+    };
+    add_f32("MHA, lengths 1, 127, 129", 0.5, {4, 4, 128, 16, {1, 127, 129}});
+    add_f32("GQA g=8, D=64, ragged", 0.5, {32, 4, 64, 32, {1, 64, 65, 2000}});
+    add_f32("MQA, shared prompt pages", 0.5, {32, 1, 128, 16, {600, 530, 90}, 30});
+    add_f32("long: lengths 1 … 32768", 0.5, {8, 2, 128, 64, {1, 700, 9000, 32768}});
+    add_f32("peaky inputs (q and k ×3), page_size 1", 0.5, {16, 2, 128, 1, {3, 250, 77}, 0, 3.0f});
 
     auto err = [&](const std::string& name, auto run) { cases.push_back({name, 0.25, run, "errors"}); };
     err("rejects H_q = 6 over H_kv = 4", [] {
@@ -447,6 +552,8 @@ std::vector<GradeCase> paged_grade_cases() {
     err("rejects a length of 0", [] {
         return rejects<std::out_of_range>("lengths[1] = 0", {"lengths[1]"}, kSmall, true, [](Batch&, Spec& s) { s.lengths[1] = 0; });
     });
+    err("float32 append rejects a page outside the pool", [] { return rejects_f32(true); });
+    err("float32 decode rejects a page outside the pool", [] { return rejects_f32(false); });
     return cases;
 }
 

@@ -6,4 +6,6 @@ void paged_append_bf16(__nv_bfloat16*, __nv_bfloat16*, const __nv_bfloat16*, con
                        int, int, int, int) {}
 void paged_decode_bf16(const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, const int*, const int*, int,
                        int, int, int, int, int, int) {}
+void paged_append_f32(float*, float*, const float*, const float*, const int*, const int*, int, int, int, int, int, int) {}
+void paged_decode_f32(const float*, const float*, const float*, float*, const int*, const int*, int, int, int, int, int, int, int) {}
 }  // namespace task5

@@ -45,4 +45,20 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     send("paged_decode_bf16", a, page_table, lengths, B, H_q, H_kv, D, page_size, num_pages, pages_per_seq);
 }
 
+void paged_append_f32(float* k_pages, float* v_pages, const float* k_new, const float* v_new, const int* page_table,
+                      const int* lengths, int B, int H_kv, int D, int page_size, int num_pages, int pages_per_seq) {
+    const size_t pool = count({num_pages, page_size, H_kv, D}), n = count({B, H_kv, D});
+    NullableArgs a;
+    a.add(k_pages, pool, Role::inout), a.add(v_pages, pool, Role::inout), a.add(k_new, n, Role::in), a.add(v_new, n, Role::in);
+    send("paged_append_f32", a, page_table, lengths, B, std::nullopt, H_kv, D, page_size, num_pages, pages_per_seq);
+}
+
+void paged_decode_f32(const float* q, const float* k_pages, const float* v_pages, float* o, const int* page_table,
+                      const int* lengths, int B, int H_q, int H_kv, int D, int page_size, int num_pages, int pages_per_seq) {
+    const size_t pool = count({num_pages, page_size, H_kv, D}), n = count({B, H_q, D});
+    NullableArgs a;
+    a.add(q, n, Role::in), a.add(k_pages, pool, Role::in), a.add(v_pages, pool, Role::in), a.add(o, n, Role::inout);
+    send("paged_decode_f32", a, page_table, lengths, B, H_q, H_kv, D, page_size, num_pages, pages_per_seq);
+}
+
 }  // namespace task5

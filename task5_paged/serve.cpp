@@ -49,6 +49,15 @@ Handlers task5_paged_handlers() {
              task5::paged_append_bf16(bf16_arg(c, 0), bf16_arg(c, 1), bf16_arg(c, 2), bf16_arg(c, 3), ints_arg(c, 4), ints_arg(c, 5),
                                       c.i("B"), c.i("H_kv"), c.i("D"), c.i("page_size"), c.i("num_pages"), c.i("pages_per_seq"));
          }},
+        {"paged_append_f32", [](Call& c) {
+             task5::paged_append_f32(nullable(c, 0), nullable(c, 1), nullable(c, 2), nullable(c, 3), ints_arg(c, 4), ints_arg(c, 5),
+                                     c.i("B"), c.i("H_kv"), c.i("D"), c.i("page_size"), c.i("num_pages"), c.i("pages_per_seq"));
+         }},
+        {"paged_decode_f32", [](Call& c) {
+             task5::paged_decode_f32(nullable(c, 0), nullable(c, 1), nullable(c, 2), nullable(c, 3), ints_arg(c, 4), ints_arg(c, 5),
+                                     c.i("B"), c.i("H_q"), c.i("H_kv"), c.i("D"), c.i("page_size"), c.i("num_pages"),
+                                     c.i("pages_per_seq"));
+         }},
         {"paged_decode_bf16", [](Call& c) {
              task5::paged_decode_bf16(bf16_arg(c, 0), bf16_arg(c, 1), bf16_arg(c, 2), bf16_arg(c, 3), ints_arg(c, 4), ints_arg(c, 5),
                                       c.i("B"), c.i("H_q"), c.i("H_kv"), c.i("D"), c.i("page_size"), c.i("num_pages"),

@@ -9,6 +9,7 @@
 //                                                       (any value); two sequences may share a page (a common prompt).
 //   lengths           [B]                               host, int32: sequence b holds positions 0 … lengths[b] − 1.
 //   q, o              [B, H_q, D]                        device, bf16: one query (the newest token) per sequence.
+// (paged_append_f32, paged_decode_f32: the same with float32 pools, rows, q and o.)
 // Query head h attends with KV head h / g, g = H_q / H_kv (MHA: g = 1; GQA: g = 4 or 8; MQA: H_kv = 1).
 // page_size: a power of two from 1 to 256. D ∈ {64, 128}. Scale 1/√D. Work goes on the default stream; the calls
 // return without synchronising (the host arrays may be reused as soon as they return).
@@ -35,5 +36,12 @@ void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __n
 void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, const __nv_bfloat16* v_pages,
                        __nv_bfloat16* o, const int* page_table, const int* lengths, int B, int H_q, int H_kv, int D,
                        int page_size, int num_pages, int pages_per_seq);
+
+// task5b.3, task5b.4  the same two calls on float32 pools, new rows, q and o (16-byte aligned): a cache kept in full
+//           precision, as Task 5's. Every value and sum in float32; held to Task 5's tolerance.
+void paged_append_f32(float* k_pages, float* v_pages, const float* k_new, const float* v_new, const int* page_table,
+                      const int* lengths, int B, int H_kv, int D, int page_size, int num_pages, int pages_per_seq);
+void paged_decode_f32(const float* q, const float* k_pages, const float* v_pages, float* o, const int* page_table,
+                      const int* lengths, int B, int H_q, int H_kv, int D, int page_size, int num_pages, int pages_per_seq);
 
 }  // namespace task5

@@ -547,6 +547,131 @@ static void require_bf16_mma(const char* fn) {
     if (!missing_bf16_mma().empty()) throw std::runtime_error(std::string(fn) + ": " + missing_bf16_mma());
 }
 
+// ---- float32 caches (task5b.3, task5b.4): CUDA cores, no tensor cores, the same split-and-merge -----------------------
+
+// The append in float32: one block per (sequence, KV head), D/4 threads each moving 16 bytes.
+__global__ void append_f32_kernel(float* k_pages, float* v_pages, const float* k_new, const float* v_new, const int* dst_row,
+                                  int H_kv, int D) {
+    const int b = blockIdx.x, h = blockIdx.y;
+    const size_t dst = ((size_t)dst_row[b] * H_kv + h) * D + threadIdx.x * 4, src = ((size_t)b * H_kv + h) * D + threadIdx.x * 4;
+    *reinterpret_cast<float4*>(k_pages + dst) = *reinterpret_cast<const float4*>(k_new + src);
+    *reinterpret_cast<float4*>(v_pages + dst) = *reinterpret_cast<const float4*>(v_new + src);
+}
+
+constexpr int kF32Warps = 4;  // a block's warps take every 4th position of its piece
+constexpr int kF32Heads = 8;  // query heads a block serves: each K and V row is read once for up to 8 of them
+
+// One block per (piece of a sequence, KV head, up to 8 query heads of its group). Lane l holds head dims l·E … l·E+E−1
+// (E = D/32: one float4 of K and of V a lane at D = 128); a position's scores are warp sums. Each warp keeps an online
+// softmax per head (max and sum in log2 units); the warps meet in shared memory; the block writes its piece's
+// unnormalised output and (max, sum) for merge_f32_kernel. A piece past its sequence's length writes an empty result.
+template <int D>
+__global__ void __launch_bounds__(kF32Warps * 32) decode_f32_kernel(const float* q, const float* k_pages, const float* v_pages,
+                                                                    const int* table, const int* lengths, float* part, int H_q,
+                                                                    int H_kv, int page_size, int pages_per_seq, int pieces,
+                                                                    int piece_len, float scale_log2) {
+    constexpr int E = D / 32;
+    __shared__ float red_acc[kF32Warps][kF32Heads][D], red_m[kF32Warps][kF32Heads], red_l[kF32Warps][kF32Heads];
+    const int piece = blockIdx.x, b = int(blockIdx.y) / H_kv, kvh = int(blockIdx.y) % H_kv, g = H_q / H_kv;
+    const int head0 = kvh * g + int(blockIdx.z) * kF32Heads, heads = min(kF32Heads, g - int(blockIdx.z) * kF32Heads);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int L = lengths[b], begin = piece * piece_len, end = min(L, begin + piece_len);
+    float qv[kF32Heads][E], acc[kF32Heads][E], m[kF32Heads], l[kF32Heads];
+#pragma unroll
+    for (int j = 0; j < kF32Heads; ++j) {
+        m[j] = -INFINITY, l[j] = 0.f;
+#pragma unroll
+        for (int e = 0; e < E; ++e)
+            acc[j][e] = 0.f, qv[j][e] = j < heads ? q[((size_t)b * H_q + head0 + j) * D + lane * E + e] * scale_log2 : 0.f;
+    }
+    for (int pos = begin + warp; pos < end; pos += kF32Warps) {
+        const int page = table[(size_t)b * pages_per_seq + pos / page_size];
+        const size_t row = (((size_t)page * page_size + pos % page_size) * H_kv + kvh) * D + lane * E;
+        float kk[E], vv[E];
+#pragma unroll
+        for (int e = 0; e < E; e += 2) {
+            const float2 k2 = *reinterpret_cast<const float2*>(k_pages + row + e), v2 = *reinterpret_cast<const float2*>(v_pages + row + e);
+            kk[e] = k2.x, kk[e + 1] = k2.y, vv[e] = v2.x, vv[e + 1] = v2.y;
+        }
+        float s[kF32Heads];
+#pragma unroll
+        for (int j = 0; j < kF32Heads; ++j) {
+            s[j] = 0.f;
+#pragma unroll
+            for (int e = 0; e < E; ++e) s[j] += qv[j][e] * kk[e];
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2)
+#pragma unroll
+            for (int j = 0; j < kF32Heads; ++j) s[j] += __shfl_xor_sync(0xffffffffu, s[j], off);
+#pragma unroll
+        for (int j = 0; j < kF32Heads; ++j) {
+            const float mn = fmaxf(m[j], s[j]), c = exp2f(m[j] - mn), p = exp2f(s[j] - mn);
+            l[j] = l[j] * c + p, m[j] = mn;
+#pragma unroll
+            for (int e = 0; e < E; ++e) acc[j][e] = acc[j][e] * c + p * vv[e];
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < kF32Heads; ++j) {
+        if (lane == 0) red_m[warp][j] = m[j], red_l[warp][j] = l[j];
+#pragma unroll
+        for (int e = 0; e < E; ++e) red_acc[warp][j][lane * E + e] = acc[j][e];
+    }
+    __syncthreads();
+    // thread t merges the warps' results for head t / D's dims … (every (head, dim) once)
+    for (int i = threadIdx.x; i < heads * D; i += kF32Warps * 32) {
+        const int j = i / D, d = i % D;
+        float mx = -INFINITY;
+        for (int w = 0; w < kF32Warps; ++w) mx = fmaxf(mx, red_m[w][j]);
+        float sum = 0.f, o = 0.f;
+        if (mx != -INFINITY)
+            for (int w = 0; w < kF32Warps; ++w) {
+                const float c = exp2f(red_m[w][j] - mx);
+                sum += red_l[w][j] * c, o += red_acc[w][j][d] * c;
+            }
+        // part: per (sequence, query head), `pieces` outputs of D floats, then `pieces` (max, sum) pairs
+        float* at = part + ((size_t)b * H_q + head0 + j) * pieces * (D + 2);
+        at[(size_t)piece * D + d] = o;
+        if (d == 0) at[(size_t)pieces * D + 2 * piece] = mx, at[(size_t)pieces * D + 2 * piece + 1] = sum;
+    }
+}
+
+// o[b, h] from its pieces: one block of D threads per (sequence, query head).
+__global__ void merge_f32_kernel(const float* part, float* o, int pieces, int D) {
+    const float* at = part + (size_t)blockIdx.x * pieces * (D + 2);
+    const float* ml = at + (size_t)pieces * D;
+    float mx = -INFINITY;
+    for (int s = 0; s < pieces; ++s) mx = fmaxf(mx, ml[2 * s]);
+    float sum = 0.f, acc = 0.f;
+    for (int s = 0; s < pieces; ++s)
+        if (ml[2 * s] != -INFINITY) {
+            const float c = exp2f(ml[2 * s] - mx);
+            sum += ml[2 * s + 1] * c, acc += at[(size_t)s * D + threadIdx.x] * c;
+        }
+    o[(size_t)blockIdx.x * D + threadIdx.x] = acc / sum;
+}
+
+template <int D>
+static void launch_f32(const Geometry& g, const float* q, const float* k_pages, const float* v_pages, float* o, const int* table,
+                       const int* lengths) {
+    const int max_len = *std::max_element(lengths, lengths + g.B);
+    const int head_blocks = (g.H_q / g.H_kv + kF32Heads - 1) / kF32Heads;
+    // Enough blocks for four a SM: a sequence is cut into pieces of at least 64 positions, merged afterwards.
+    const long long base = (long long)g.B * g.H_kv * head_blocks;
+    const int pieces = int(std::max<long long>(1, std::min<long long>((4LL * sm_count() + base - 1) / base, (max_len + 63) / 64)));
+    const int piece_len = (max_len + pieces - 1) / pieces;
+    const size_t table_ints = (size_t)g.B * g.pages_per_seq;
+    const int* ints = upload_ints({{table, table_ints}, {lengths, (size_t)g.B}});
+    float* part = scratch_floats((size_t)g.B * g.H_q * pieces * (D + 2));
+    decode_f32_kernel<D><<<dim3(pieces, unsigned(g.B * g.H_kv), head_blocks), kF32Warps * 32>>>(
+        q, k_pages, v_pages, ints, ints + table_ints, part, g.H_q, g.H_kv, g.page_size, g.pages_per_seq, pieces, piece_len,
+        float(1.4426950408889634 / std::sqrt(double(D))));
+    CUDA_CHECK_LAUNCH();
+    merge_f32_kernel<<<unsigned(g.B * g.H_q), D>>>(part, o, pieces, D);
+    CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace paged_detail
 #else
 // ------------------------------------------------------------------------------------------------
@@ -561,6 +686,9 @@ static void require_bf16_mma(const char* fn) {
 //             online softmax) and the output in float32, write o in bf16. The README's ladder says what comes next:
 //             one block per KV head serving its whole query group, so that each K and V byte is read once for g
 //             heads, then long sequences split across blocks and merged.
+//   task5b.3  paged_append_f32: task5b.1 on a float32 pool (16 bytes a thread are 4 floats).
+//   task5b.4  paged_decode_f32: task5b.2 on float32 pools, q and o: every value and sum in float32, held to Task 5's
+//             tolerance (no bf16 anywhere: the tensor cores' bf16 path is not for these caches).
 // ------------------------------------------------------------------------------------------------
 #endif
 
@@ -604,6 +732,43 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,
         (void)page_size, (void)num_pages, (void)pages_per_seq;
     ATTNLAB_TODO("task5b.2");
+#endif
+}
+
+void paged_append_f32(float* k_pages, float* v_pages, const float* k_new, const float* v_new, const int* page_table,
+                      const int* lengths, int B, int H_kv, int D, int page_size, int num_pages, int pages_per_seq) {
+#if SOLUTION
+    using namespace paged_detail;
+    check_call("paged_append_f32", {B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq},
+               {{"k_pages", k_pages}, {"v_pages", v_pages}, {"k_new", k_new}, {"v_new", v_new}}, page_table, lengths, true);
+    std::vector<int> dst(B);
+    for (int b = 0; b < B; ++b) {
+        const int pos = lengths[b] - 1;
+        dst[b] = page_table[(size_t)b * pages_per_seq + pos / page_size] * page_size + pos % page_size;
+    }
+    append_f32_kernel<<<dim3(B, H_kv), D / 4>>>(k_pages, v_pages, k_new, v_new, upload_ints(dst), H_kv, D);
+    CUDA_CHECK_LAUNCH();
+#else
+    // TODO(task5b.3): the plan above.
+    (void)k_pages, (void)v_pages, (void)k_new, (void)v_new, (void)page_table, (void)lengths, (void)B, (void)H_kv, (void)D,
+        (void)page_size, (void)num_pages, (void)pages_per_seq;
+    ATTNLAB_TODO("task5b.3");
+#endif
+}
+
+void paged_decode_f32(const float* q, const float* k_pages, const float* v_pages, float* o, const int* page_table,
+                      const int* lengths, int B, int H_q, int H_kv, int D, int page_size, int num_pages, int pages_per_seq) {
+#if SOLUTION
+    using namespace paged_detail;
+    const Geometry g{B, H_q, H_kv, D, page_size, num_pages, pages_per_seq};
+    check_call("paged_decode_f32", g, {{"q", q}, {"k_pages", k_pages}, {"v_pages", v_pages}, {"o", o}}, page_table, lengths, false);
+    if (D == 64) return launch_f32<64>(g, q, k_pages, v_pages, o, page_table, lengths);
+    return launch_f32<128>(g, q, k_pages, v_pages, o, page_table, lengths);
+#else
+    // TODO(task5b.4): the plan above.
+    (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,
+        (void)page_size, (void)num_pages, (void)pages_per_seq;
+    ATTNLAB_TODO("task5b.4");
 #endif
 }
 

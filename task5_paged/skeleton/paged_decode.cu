@@ -152,6 +152,9 @@ inline const int* upload_ints(const std::vector<int>& host) { return upload_ints
 //             online softmax) and the output in float32, write o in bf16. The README's ladder says what comes next:
 //             one block per KV head serving its whole query group, so that each K and V byte is read once for g
 //             heads, then long sequences split across blocks and merged.
+//   task5b.3  paged_append_f32: task5b.1 on a float32 pool (16 bytes a thread are 4 floats).
+//   task5b.4  paged_decode_f32: task5b.2 on float32 pools, q and o: every value and sum in float32, held to Task 5's
+//             tolerance (no bf16 anywhere: the tensor cores' bf16 path is not for these caches).
 // ------------------------------------------------------------------------------------------------
 
 void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __nv_bfloat16* k_new,
@@ -170,6 +173,22 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,
         (void)page_size, (void)num_pages, (void)pages_per_seq;
     ATTNLAB_TODO("task5b.2");
+}
+
+void paged_append_f32(float* k_pages, float* v_pages, const float* k_new, const float* v_new, const int* page_table,
+                      const int* lengths, int B, int H_kv, int D, int page_size, int num_pages, int pages_per_seq) {
+    // TODO(task5b.3): the plan above.
+    (void)k_pages, (void)v_pages, (void)k_new, (void)v_new, (void)page_table, (void)lengths, (void)B, (void)H_kv, (void)D,
+        (void)page_size, (void)num_pages, (void)pages_per_seq;
+    ATTNLAB_TODO("task5b.3");
+}
+
+void paged_decode_f32(const float* q, const float* k_pages, const float* v_pages, float* o, const int* page_table,
+                      const int* lengths, int B, int H_q, int H_kv, int D, int page_size, int num_pages, int pages_per_seq) {
+    // TODO(task5b.4): the plan above.
+    (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,
+        (void)page_size, (void)num_pages, (void)pages_per_seq;
+    ATTNLAB_TODO("task5b.4");
 }
 
 }  // namespace task5
