@@ -525,6 +525,7 @@ std::vector<GradeCase> paged_grade_cases() {
     add_f32("MQA, shared prompt pages", 0.5, {32, 1, 128, 16, {600, 530, 90}, 30});
     add_f32("long: lengths 1 … 32768", 0.5, {8, 2, 128, 64, {1, 700, 9000, 32768}});
     add_f32("peaky inputs (q and k ×3), page_size 1", 0.5, {16, 2, 128, 1, {3, 250, 77}, 0, 3.0f});
+    add_f32("B·H_kv = 66000 (past gridDim.y's 65535)", 0.25, {1000, 1000, 64, 1, std::vector<int>(66, 2)});
 
     auto err = [&](const std::string& name, auto run) { cases.push_back({name, 0.25, run, "errors"}); };
     err("rejects H_q = 6 over H_kv = 4", [] {

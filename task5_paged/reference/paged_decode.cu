@@ -561,7 +561,7 @@ __global__ void append_f32_kernel(float* k_pages, float* v_pages, const float* k
 constexpr int kF32Warps = 4;  // a block's warps take every 4th position of its piece
 constexpr int kF32Heads = 8;  // query heads a block serves: each K and V row is read once for up to 8 of them
 
-// One block per (piece of a sequence, KV head, up to 8 query heads of its group). Lane l holds head dims l·E … l·E+E−1
+// One block per (sequence and KV head: x, up to 2³¹ − 1 of them; piece of the sequence: y; up to 8 query heads of its group: z). Lane l holds head dims l·E … l·E+E−1
 // (E = D/32: one float4 of K and of V a lane at D = 128); a position's scores are warp sums. Each warp keeps an online
 // softmax per head (max and sum in log2 units); the warps meet in shared memory; the block writes its piece's
 // unnormalised output and (max, sum) for merge_f32_kernel. A piece past its sequence's length writes an empty result.
@@ -572,7 +572,7 @@ __global__ void __launch_bounds__(kF32Warps * 32) decode_f32_kernel(const float*
                                                                     int piece_len, float scale_log2) {
     constexpr int E = D / 32;
     __shared__ float red_acc[kF32Warps][kF32Heads][D], red_m[kF32Warps][kF32Heads], red_l[kF32Warps][kF32Heads];
-    const int piece = blockIdx.x, b = int(blockIdx.y) / H_kv, kvh = int(blockIdx.y) % H_kv, g = H_q / H_kv;
+    const int piece = blockIdx.y, b = int(blockIdx.x) / H_kv, kvh = int(blockIdx.x) % H_kv, g = H_q / H_kv;
     const int head0 = kvh * g + int(blockIdx.z) * kF32Heads, heads = min(kF32Heads, g - int(blockIdx.z) * kF32Heads);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int L = lengths[b], begin = piece * piece_len, end = min(L, begin + piece_len);
@@ -657,14 +657,17 @@ static void launch_f32(const Geometry& g, const float* q, const float* k_pages, 
                        const int* lengths) {
     const int max_len = *std::max_element(lengths, lengths + g.B);
     const int head_blocks = (g.H_q / g.H_kv + kF32Heads - 1) / kF32Heads;
-    // Enough blocks for four a SM: a sequence is cut into pieces of at least 64 positions, merged afterwards.
-    const long long base = (long long)g.B * g.H_kv * head_blocks;
-    const int pieces = int(std::max<long long>(1, std::min<long long>((4LL * sm_count() + base - 1) / base, (max_len + 63) / 64)));
-    const int piece_len = (max_len + pieces - 1) / pieces;
+    // Pieces of one length for every sequence (at least 64 positions), sized so that the batch's positions make about
+    // four blocks a SM; a short sequence's pieces past its length exit at once, so a ragged batch's long sequences are
+    // cut as finely as a uniform batch's.
+    long long work = 0;
+    for (int b = 0; b < g.B; ++b) work += (long long)lengths[b] * g.H_kv * head_blocks;
+    const int piece_len = int(std::max<long long>(64, (work + 4LL * sm_count() - 1) / (4LL * sm_count())));
+    const int pieces = (max_len + piece_len - 1) / piece_len;
     const size_t table_ints = (size_t)g.B * g.pages_per_seq;
     const int* ints = upload_ints({{table, table_ints}, {lengths, (size_t)g.B}});
     float* part = scratch_floats((size_t)g.B * g.H_q * pieces * (D + 2));
-    decode_f32_kernel<D><<<dim3(pieces, unsigned(g.B * g.H_kv), head_blocks), kF32Warps * 32>>>(
+    decode_f32_kernel<D><<<dim3(unsigned(g.B * g.H_kv), pieces, head_blocks), kF32Warps * 32>>>(
         q, k_pages, v_pages, ints, ints + table_ints, part, g.H_q, g.H_kv, g.page_size, g.pages_per_seq, pieces, piece_len,
         float(1.4426950408889634 / std::sqrt(double(D))));
     CUDA_CHECK_LAUNCH();
