@@ -1,5 +1,5 @@
 // test_task5_paged.cpp — Catch2 tests for Task 5's paged part, 5b (needs a GPU; prints "skipped: no CUDA device"
-// without).   make task5-paged [SUITE=layout|gqa|long|fresh|errors]   make task5-paged IMPL=reference
+// without).   make task5-paged [SUITE=layout|gqa|long|fresh|f32|errors]   make task5-paged IMPL=reference
 #include "common/case_test.h"
 #include "task5_paged/cases_paged.h"
 
