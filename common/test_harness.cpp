@@ -20,6 +20,7 @@
 #include "common/diagnose.h"
 #include "common/diagnose_kernels.h"
 #include "common/seed.h"
+#include "common/cuda/bf16_tensor.h"
 #include "common/cuda/digest.h"
 #include "common/cuda/timed_calls.h"
 #include "common/cuda/grid.cuh"
@@ -294,6 +295,14 @@ TEST_CASE("digest: a timed call's error in tolerances, from its projections", "[
     got.nonfinite = 1;
     for (int k = 0; k < kProjections; ++k) got.proj[k] = want.proj[k];
     CHECK_FALSE(digests_agree(got, want, n, tol));  // a NaN anywhere fails, whatever the projections say
+}
+
+TEST_CASE("relative_l2_error: ‖got − want‖ / ‖want‖, and the plain norm where want is zero", "[harness]") {
+    Tensor want({4}), got({4});
+    want.data = {3, 0, 4, 0}, got.data = {3, 1, 4, 0};  // ‖e‖ = 1, ‖want‖ = 5
+    CHECK(relative_l2_error(got, want) == Approx(0.2));
+    CHECK(relative_l2_error(want, want) == 0.0);
+    CHECK(relative_l2_error(got, Tensor({4})) == Approx(std::sqrt(26.0)));
 }
 
 TEST_CASE("digest: a timed call's relative L2 error, and each output's own signs", "[harness]") {

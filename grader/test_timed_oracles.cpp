@@ -3,26 +3,15 @@
 // against the float64 oracle of the part's cases, and the TN GEMM it is built on.   make grader-gpu-tests
 #include <catch2/catch.hpp>
 
-#include <cmath>
-
 #include "common/cuda/backward_oracle.h"
 #include "common/cuda/bf16_backward_oracle.h"
+#include "common/cuda/bf16_tensor.h"  // relative_l2_error
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/gpu_case.h"
 #include "common/seed.h"
 #include "common/tensor.h"
 
 using namespace attn;
-
-namespace {
-// ‖got − want‖ / ‖want‖
-double relative_l2(const Tensor& got, const Tensor& want) {
-    double e = 0, w = 0;
-    for (size_t i = 0; i < want.data.size(); ++i)
-        e += (double(got.data[i]) - want.data[i]) * (double(got.data[i]) - want.data[i]), w += double(want.data[i]) * want.data[i];
-    return std::sqrt(e / w);
-}
-}  // namespace
 
 TEST_CASE("CublasGemm::tn: C = Aᵀ·B, row-major, batched", "[oracle]") {
     const int batch = 2, M = 37, N = 19, K = 53;
@@ -59,9 +48,9 @@ TEST_CASE("4d's timed-call oracle: cuBLAS float32 from o and lse agrees with the
         attention_backward_from_lse(gemm, dq_.get(), dk_.get(), dv_.get(), o.get(), ddout.get(), lse.get(), dq.get(), dk.get(), dv.get(),
                                     s.BH, s.Sq, s.Sk, s.D, s.causal);
         const Shape qs{s.BH, s.Sq, s.D}, ks{s.BH, s.Sk, s.D};
-        CHECK(relative_l2(to_host(dq, qs), to_host(want_dq, qs)) < 1e-5);
-        CHECK(relative_l2(to_host(dk, ks), to_host(want_dk, ks)) < 1e-5);
-        CHECK(relative_l2(to_host(dv, ks), to_host(want_dv, ks)) < 1e-5);
+        CHECK(relative_l2_error(to_host(dq, qs), to_host(want_dq, qs)) < 1e-5);
+        CHECK(relative_l2_error(to_host(dk, ks), to_host(want_dk, ks)) < 1e-5);
+        CHECK(relative_l2_error(to_host(dv, ks), to_host(want_dv, ks)) < 1e-5);
         if (s.causal && s.Sq > s.Sk) {  // row 0 sees no key
             const Tensor got = to_host(dq, qs);
             for (int d = 0; d < s.D; ++d) CHECK(got.data[size_t(d)] == 0.0f);

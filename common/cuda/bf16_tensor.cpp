@@ -51,12 +51,16 @@ bool bf16_input_unchanged(CaseResult& r, const std::string& name, const Tensor& 
     return inputs_unchanged(r, name, original, d.download(original.shape));
 }
 
-bool relative_l2_within(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, double bound,
-                        const std::string& hint, const std::string& metric) {
+double relative_l2_error(const Tensor& got, const Tensor& want) {
     double e2 = 0, w2 = 0;
     for (size_t i = 0; i < got.data.size(); ++i)
         e2 += double(got.data[i] - want.data[i]) * (got.data[i] - want.data[i]), w2 += double(want.data[i]) * want.data[i];
-    const double rel = w2 > 0 ? std::sqrt(e2 / w2) : std::sqrt(e2);
+    return w2 > 0 ? std::sqrt(e2 / w2) : std::sqrt(e2);
+}
+
+bool relative_l2_within(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, double bound,
+                        const std::string& hint, const std::string& metric) {
+    const double rel = relative_l2_error(got, want);
     r.metrics[metric] = rel;
     if (rel <= bound) return true;  // NaN fails here
     r.status = "failed";

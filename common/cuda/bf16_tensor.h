@@ -31,7 +31,10 @@ struct Bf16Buffer {
 // The device copy still holds `original` (a kernel that writes its inputs fails).
 bool bf16_input_unchanged(CaseResult& r, const std::string& name, const Tensor& original, const Bf16Buffer& d);
 
-// ‖got − want‖ / ‖want‖ (‖got − want‖ where want is all zeros) within `bound`, recorded as the case's metric
+// ‖got − want‖ / ‖want‖ (‖got − want‖ where want is all zeros), summed in double.
+double relative_l2_error(const Tensor& got, const Tensor& want);
+
+// relative_l2_error within `bound`, recorded as the case's metric
 // `metric`; else the case fails saying so, with `hint` (what usually causes it).
 bool relative_l2_within(CaseResult& r, const std::string& what, const Tensor& got, const Tensor& want, double bound,
                         const std::string& hint, const std::string& metric = "relative L2 error");

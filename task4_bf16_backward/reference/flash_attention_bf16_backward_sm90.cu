@@ -343,9 +343,6 @@ void launch(const SmParams& p) {
 bool hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
                       const float* lse, const float* delta, float* dq_accum, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
                       int Sq, int Sk, int D, bool causal) {
-#ifdef ATTNLAB_BF16_BWD_RUNG1  // a build that times rung 1 on a Hopper GPU (docs/perf.md, "The bf16 backward (4d)")
-    return false;
-#endif
     using namespace sm90;
     if ((D != 64 && D != 128) || BH > INT_MAX || !device_is_sm90a() || !tma_aligned(q, k, v, dout)) return false;
     SmParams p;
