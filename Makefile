@@ -363,10 +363,10 @@ $(PY_BUILD)/python/bridge.o: python/bridge.cpp
 # ---- Task 4's bf16 bonus (task4_bf16/task4_bf16.h): scored apart from the seven tasks (grader/rubric.json, "bonus") --
 # Its implementation is part of Task 4's (task4_bf16/$(IMPL)/flash_attention_bf16.cu), so runner_task4 serves it.
 TASK4C_ORACLE := common/cuda/backward_oracle_cpu.cpp common/cuda/backward_oracle_gpu.cu
-# The trusted side's GPU oracles of timed calls (4d's cuBLAS backward from o and lse) against the float64 ones: a GPU
-# test, skipped without a device.
+# The trusted side's GPU oracles of timed calls (4d's cuBLAS backward from o and lse, 6b's server step) against plainer
+# ones: a GPU test, skipped without a device.
 $(BUILD)/bin/grader_gpu_tests: $(call obj_common,common/cuda/test_main_gpu.cpp grader/test_timed_oracles.cpp \
-                               common/cuda/bf16_backward_oracle.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ)
+                               common/cuda/bf16_backward_oracle.cu common/cuda/paged_oracle.cu $(TASK4C_ORACLE)) $(HARNESS_OBJ)
 	@mkdir -p $(dir $@)
 	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
 grader-gpu-tests: $(BUILD)/bin/grader_gpu_tests

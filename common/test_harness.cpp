@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <cmath>
@@ -28,6 +29,7 @@
 #include "common/remote/launch_log.h"
 #include "common/remote/wire.h"
 #include "common/safetensors.h"
+#include "task6_serve/timed_inputs.h"
 
 using namespace attn;
 
@@ -320,6 +322,28 @@ TEST_CASE("digest: a timed call's relative L2 error, and each output's own signs
     CHECK(timed_sign_seed(100, 2, 1) != timed_sign_seed(100, 2, 0));
     CHECK(timed_sign_seed(100, 2, 1) != timed_sign_seed(100, 2, 2));
     CHECK(timed_sign_seed(100, 2, 1) != timed_sign_seed(100, 3, 1));
+}
+
+TEST_CASE("6b's timed step: every page of the pool held by one sequence, each as many as its length needs", "[harness]") {
+    const task6::timed::Step g{5, 8, 2, 64, 16, 1, 100, 33};  // lengths after the step: 2, 26, 51, 76, 101; the newcomer 34
+    CHECK(g.length_after(0) == 2);
+    CHECK(g.length_after(4) == 101);
+    CHECK(g.length_after(5) == 34);
+    const auto pages = task6::timed::pages(g, 7);
+    REQUIRE(int(pages.size()) == g.rows());
+    std::vector<int> seen;
+    for (int b = 0; b < g.rows(); ++b) {
+        CHECK(int(pages[size_t(b)].size()) * g.page_size >= g.length_after(b));
+        CHECK((int(pages[size_t(b)].size()) - 1) * g.page_size < g.length_after(b));
+        seen.insert(seen.end(), pages[size_t(b)].begin(), pages[size_t(b)].end());
+    }
+    std::sort(seen.begin(), seen.end());
+    for (int p = 0; p < g.num_pages(); ++p) CHECK(seen[size_t(p)] == p);
+    CHECK(pages != task6::timed::pages(g, 11));  // shuffled afresh by each call's nonce
+    const task6::timed::Seeds a = task6::timed::seeds(100), b = task6::timed::seeds(104);  // calls i and i + 1
+    for (uint64_t x : {a.k_pool, a.v_pool, a.q_prompt, a.k_prompt, a.v_prompt, a.q_step, a.k_step, a.v_step})
+        for (uint64_t y : {b.k_pool, b.v_pool, b.q_prompt, b.k_prompt, b.v_prompt, b.q_step, b.k_step, b.v_step, uint64_t(103), uint64_t(107)})
+            CHECK(x != y);  // no input of one call shares a seed with the next's, nor with a fingerprint's signs (s + 3)
 }
 
 TEST_CASE("diagnose: a wrong attention output is named by the mistake it matches, or located", "[harness]") {

@@ -49,6 +49,22 @@ void release_pages(PagePool& pool, PagedSequence& seq) {
 #endif
 }
 
+#if SOLUTION
+// The prompt's attention with 4b's causal kernel, which takes heads-first tensors with one K/V head per query head:
+// transpose q, repeat each K and V head for its g query heads, and transpose o back.
+static void attend_prompt(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int S, int H_q,
+                          int H_kv, int D, const PrefillScratch& scratch) {
+    const size_t n = size_t(S) * H_q * D;
+    if (scratch.elements < 4 * n) throw std::invalid_argument("prefill_paged: the scratch is smaller than 4·S·H_q·D");
+    __nv_bfloat16 *qh = scratch.data, *kh = qh + n, *vh = kh + n, *oh = vh + n;
+    llm::tokens_to_heads_bf16(q, qh, S, H_q, H_q, D);
+    llm::tokens_to_heads_bf16(k, kh, S, H_kv, H_q, D);
+    llm::tokens_to_heads_bf16(v, vh, S, H_kv, H_q, D);
+    task4::flash_attention_forward_bf16(qh, kh, vh, oh, 1, H_q, S, S, D, /*causal=*/true);
+    llm::heads_to_tokens_bf16(oh, o, S, H_q, D);
+}
+
+#endif
 void prefill_paged(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o,
                    const LayerPages& cache, const PagePool& pool, const PagedSequence& seq, int S, int H_q, int H_kv, int D,
                    const PrefillScratch& scratch) {
@@ -63,16 +79,7 @@ void prefill_paged(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bf
     }
     task5::paged_append_bf16(cache.k, cache.v, k, v, page_of.data(), length_in_page.data(), S, H_kv, D, pool.page_size,
                              pool.num_pages, /*pages_per_seq=*/1);
-    // The prompt's attention with 4b's causal kernel, which takes heads-first tensors with one K/V head per query
-    // head: transpose q, repeat each K and V head for its g query heads, and transpose o back.
-    const size_t n = size_t(S) * H_q * D;
-    if (scratch.elements < 4 * n) throw std::invalid_argument("prefill_paged: the scratch is smaller than 4·S·H_q·D");
-    __nv_bfloat16 *qh = scratch.data, *kh = qh + n, *vh = kh + n, *oh = vh + n;
-    llm::tokens_to_heads_bf16(q, qh, S, H_q, H_q, D);
-    llm::tokens_to_heads_bf16(k, kh, S, H_kv, H_q, D);
-    llm::tokens_to_heads_bf16(v, vh, S, H_kv, H_q, D);
-    task4::flash_attention_forward_bf16(qh, kh, vh, oh, 1, H_q, S, S, D, /*causal=*/true);
-    llm::heads_to_tokens_bf16(oh, o, S, H_q, D);
+    attend_prompt(q, k, v, o, S, H_q, H_kv, D, scratch);
 #else
     (void)q, (void)k, (void)v, (void)o, (void)cache, (void)pool, (void)seq, (void)S, (void)H_q, (void)H_kv, (void)D,
         (void)scratch;
