@@ -1,5 +1,4 @@
-// cublas_gemm.cpp — see cublas_gemm.h. Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ, so
-// the operands are passed swapped.
+// cublas_gemm.cpp — see cublas_gemm.h.
 #include "common/cuda/cublas_gemm.h"
 
 #include <algorithm>
@@ -29,28 +28,28 @@ CublasGemm::~CublasGemm() {
 
 constexpr int kMaxBatch = 65535;
 
-void CublasGemm::nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
+// Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: B first. A row-major [R, C] matrix is a column-major
+// [C, R] one with leading dimension C, so an operand not transposed in row-major terms is not transposed here either.
+void CublasGemm::batched(bool trans_a, bool trans_b, const float* A, const float* B, float* C, int batch, int M, int N, int K,
+                         float alpha, float beta, const char* what) {
     for (int b0 = 0; b0 < batch; b0 += kMaxBatch)  // in parts: a batch of B·H heads may pass the grid's 65535
-        check(cublasSgemmStridedBatched(h_, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, B + size_t(b0) * N * K, K,
-                                        (long long)N * K, A + size_t(b0) * M * K, K, (long long)M * K, &beta,
-                                        C + size_t(b0) * M * N, N, (long long)M * N, std::min(batch - b0, kMaxBatch)),
-              "SgemmStridedBatched (NT)");
+        check(cublasSgemmStridedBatched(h_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha,
+                                        B + size_t(b0) * N * K, trans_b ? K : N, (long long)N * K, A + size_t(b0) * M * K,
+                                        trans_a ? M : K, (long long)M * K, &beta, C + size_t(b0) * M * N, N, (long long)M * N,
+                                        std::min(batch - b0, kMaxBatch)),
+              what);
+}
+
+void CublasGemm::nt(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
+    batched(false, true, A, B, C, batch, M, N, K, alpha, beta, "SgemmStridedBatched (NT)");
 }
 
 void CublasGemm::nn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
-    for (int b0 = 0; b0 < batch; b0 += kMaxBatch)
-        check(cublasSgemmStridedBatched(h_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B + size_t(b0) * K * N, N,
-                                        (long long)K * N, A + size_t(b0) * M * K, K, (long long)M * K, &beta,
-                                        C + size_t(b0) * M * N, N, (long long)M * N, std::min(batch - b0, kMaxBatch)),
-              "SgemmStridedBatched (NN)");
+    batched(false, false, A, B, C, batch, M, N, K, alpha, beta, "SgemmStridedBatched (NN)");
 }
 
 void CublasGemm::tn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha, float beta) {
-    for (int b0 = 0; b0 < batch; b0 += kMaxBatch)
-        check(cublasSgemmStridedBatched(h_, CUBLAS_OP_N, CUBLAS_OP_T, N, M, K, &alpha, B + size_t(b0) * K * N, N,
-                                        (long long)K * N, A + size_t(b0) * K * M, M, (long long)K * M, &beta,
-                                        C + size_t(b0) * M * N, N, (long long)M * N, std::min(batch - b0, kMaxBatch)),
-              "SgemmStridedBatched (TN)");
+    batched(true, false, A, B, C, batch, M, N, K, alpha, beta, "SgemmStridedBatched (TN)");
 }
 
 }  // namespace attn

@@ -25,6 +25,8 @@ public:
     void tn(const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha = 1.f, float beta = 0.f);
 
 private:
+    void batched(bool trans_a, bool trans_b, const float* A, const float* B, float* C, int batch, int M, int N, int K, float alpha,
+                 float beta, const char* what);
     cublasHandle_t h_ = nullptr;
 };
 
