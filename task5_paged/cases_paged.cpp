@@ -285,6 +285,13 @@ std::string label(const Batch& b) {
                        s.shared_pages ? fmt::format(" ({} shared pages)", s.shared_pages) : "", peak_note(s.peak));
 }
 
+// The host tables a call was handed (the runner hands host buffers back) are still the batch's: they are inputs.
+bool tables_are(CaseResult& r, const char* call, const Batch& b, const std::vector<int>& table, const std::vector<int>& lengths) {
+    if (table == b.table && lengths == b.s.lengths) return true;
+    r.reason = fmt::format("{} modified {} (the tables are inputs, read-only)", call, table != b.table ? "page_table" : "lengths");
+    return false;
+}
+
 // o against float64 attention: every element within `tol` (o_within), then each sequence's relative L2 error within
 // `rel_l2` — per sequence, as over the whole batch a short sequence's large o would hide a long one's lost tail.
 bool o_is_attention(CaseResult& r, const Batch& b, const Tensor& got, Tolerance tol, double rel_l2) {
@@ -314,11 +321,7 @@ CaseResult run_batch(const Batch& b) {
     Bf16Buffer q(b.q.data.size()), kn(b.k_new.data.size()), vn(b.v_new.data.size()), o(b.q.data.size());
     q.upload(b.q), kn.upload(b.k_new), vn.upload(b.v_new), o.poison();
     std::vector<int> table = b.table, lengths = s.lengths;  // the runner hands host buffers back: checked unchanged
-    auto tables_unchanged = [&](const char* call) {
-        if (table == b.table && lengths == s.lengths) return true;
-        r.reason = fmt::format("{} modified {} (the tables are inputs, read-only)", call, table != b.table ? "page_table" : "lengths");
-        return false;
-    };
+    auto tables_unchanged = [&](const char* call) { return tables_are(r, call, b, table, lengths); };
     // The append alone: its slots hold the new tokens and nothing else changed; then the decode: the pools unchanged.
     r.ms = wall_ms([&] {
         paged_append_bf16(kp.get(), vp.get(), kn.get(), vn.get(), table.data(), lengths.data(), b.B, s.H_kv, s.D, s.page_size,
@@ -375,11 +378,7 @@ CaseResult run_batch_f32(const Batch& b) {
     kp.upload(floats_of(b.k_before)), vp.upload(floats_of(b.v_before)), o.poison();
     auto q = to_device(b.q), kn = to_device(b.k_new), vn = to_device(b.v_new);
     std::vector<int> table = b.table, lengths = s.lengths;
-    auto tables_unchanged = [&](const char* call) {
-        if (table == b.table && lengths == s.lengths) return true;
-        r.reason = fmt::format("{} modified {} (the tables are inputs, read-only)", call, table != b.table ? "page_table" : "lengths");
-        return false;
-    };
+    auto tables_unchanged = [&](const char* call) { return tables_are(r, call, b, table, lengths); };
     r.ms = wall_ms([&] {
         paged_append_f32(kp.get(), vp.get(), kn.get(), vn.get(), table.data(), lengths.data(), b.B, s.H_kv, s.D, s.page_size,
                          b.num_pages, b.pages_per_seq);

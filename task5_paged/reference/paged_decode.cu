@@ -170,6 +170,16 @@ static const std::string& missing_bf16_mma() {
     return why;
 }
 
+// Each sequence's pool row for its newest position, page · page_size + slot (from the checked tables), on the device.
+static const int* append_rows(const int* table, const int* lengths, int B, int page_size, int pages_per_seq) {
+    std::vector<int> dst(B);
+    for (int b = 0; b < B; ++b) {
+        const int pos = lengths[b] - 1;
+        dst[b] = table[(size_t)b * pages_per_seq + pos / page_size] * page_size + pos % page_size;
+    }
+    return upload_ints(dst);
+}
+
 // The append: one block per (sequence, KV head), D/8 threads each moving 16 bytes of K and of V to the pool row
 // `dst_row[b]` (page · page_size + slot, computed on the host from the checked tables).
 __global__ void append_kernel(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __nv_bfloat16* k_new,
@@ -704,12 +714,8 @@ void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __n
     check_call(fn, {B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq},
                {{"k_pages", k_pages}, {"v_pages", v_pages}, {"k_new", k_new}, {"v_new", v_new}}, page_table, lengths, true);
     require_bf16_mma(fn);
-    std::vector<int> dst(B);
-    for (int b = 0; b < B; ++b) {
-        const int pos = lengths[b] - 1;
-        dst[b] = page_table[(size_t)b * pages_per_seq + pos / page_size] * page_size + pos % page_size;
-    }
-    append_kernel<<<dim3(B, H_kv), D / 8>>>(k_pages, v_pages, k_new, v_new, upload_ints(dst), H_kv, D);
+    append_kernel<<<dim3(B, H_kv), D / 8>>>(k_pages, v_pages, k_new, v_new, append_rows(page_table, lengths, B, page_size, pages_per_seq),
+                                            H_kv, D);
     CUDA_CHECK_LAUNCH();
 #else
     // TODO(task5b.1): the plan above.
@@ -744,12 +750,8 @@ void paged_append_f32(float* k_pages, float* v_pages, const float* k_new, const 
     using namespace paged_detail;
     check_call("paged_append_f32", {B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq},
                {{"k_pages", k_pages}, {"v_pages", v_pages}, {"k_new", k_new}, {"v_new", v_new}}, page_table, lengths, true);
-    std::vector<int> dst(B);
-    for (int b = 0; b < B; ++b) {
-        const int pos = lengths[b] - 1;
-        dst[b] = page_table[(size_t)b * pages_per_seq + pos / page_size] * page_size + pos % page_size;
-    }
-    append_f32_kernel<<<dim3(B, H_kv), D / 4>>>(k_pages, v_pages, k_new, v_new, upload_ints(dst), H_kv, D);
+    append_f32_kernel<<<dim3(B, H_kv), D / 4>>>(k_pages, v_pages, k_new, v_new,
+                                                append_rows(page_table, lengths, B, page_size, pages_per_seq), H_kv, D);
     CUDA_CHECK_LAUNCH();
 #else
     // TODO(task5b.3): the plan above.
