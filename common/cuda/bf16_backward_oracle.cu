@@ -52,18 +52,19 @@ void attention_backward_from_lse(CublasGemm& gemm, const float* q, const float* 
                                  int D, bool causal) {
     const size_t scores = size_t(Sq) * Sk;
     const int chunk = int(std::max<size_t>(1, std::min<size_t>(BH, (size_t(1) << 30) / (sizeof(float) * scores))));
-    DeviceBuffer<float> p(size_t(chunk) * scores), ds(size_t(chunk) * scores);
+    static DeviceBuffer<float> p_kept, ds_kept;  // up to 1 GB each: kept, not allocated again for every checked call
+    float *p = kept(p_kept, size_t(chunk) * scores), *ds = kept(ds_kept, size_t(chunk) * scores);
     const float scale = 1.0f / std::sqrt(float(D));
     for (int h = 0; h < BH; h += chunk) {
         const int n = std::min(chunk, BH - h);
         const size_t qo = size_t(h) * Sq * D, kv = size_t(h) * Sk * D;
-        gemm.nt(q + qo, k + kv, p.get(), n, Sq, Sk, D, scale);        // S, scaled
-        gemm.nt(dout + qo, v + kv, ds.get(), n, Sq, Sk, D);           // dP
-        row_kernel<<<unsigned(size_t(n) * Sq), kThreads>>>(p.get(), ds.get(), lse + size_t(h) * Sq, dout + qo, o + qo, Sq, Sk, D, causal);
+        gemm.nt(q + qo, k + kv, p, n, Sq, Sk, D, scale);        // S, scaled
+        gemm.nt(dout + qo, v + kv, ds, n, Sq, Sk, D);           // dP
+        row_kernel<<<unsigned(size_t(n) * Sq), kThreads>>>(p, ds, lse + size_t(h) * Sq, dout + qo, o + qo, Sq, Sk, D, causal);
         CUDA_CHECK_LAUNCH();
-        gemm.tn(p.get(), dout + qo, dv + kv, n, Sk, D, Sq);           // dV = Pᵀ·dO
-        gemm.tn(ds.get(), q + qo, dk + kv, n, Sk, D, Sq, scale);      // dK = dSᵀ·Q/√D
-        gemm.nn(ds.get(), k + kv, dq + qo, n, Sq, D, Sk, scale);      // dQ = dS·K/√D
+        gemm.tn(p, dout + qo, dv + kv, n, Sk, D, Sq);           // dV = Pᵀ·dO
+        gemm.tn(ds, q + qo, dk + kv, n, Sk, D, Sq, scale);      // dK = dSᵀ·Q/√D
+        gemm.nn(ds, k + kv, dq + qo, n, Sq, D, Sk, scale);      // dQ = dS·K/√D
     }
 }
 

@@ -18,7 +18,7 @@ class CublasGemm;
 // dq, dk, dv of attention over BH heads given o and lse (the backward alone, as 4d's interface defines it:
 // task4_bf16_backward/task4_bf16_backward.h): q, o, dout, dq [BH, Sq, D]; k, v, dk, dv [BH, Sk, D]; lse [BH, Sq] (natural
 // log of the scaled scores' Σ exp; +∞: a row that sees no key, zero gradients). Float32 device pointers. The scores and
-// dS of at most 1 GB of heads at a time (allocated here).
+// dS of at most 1 GB of heads at a time (kept here between calls).
 void attention_backward_from_lse(CublasGemm& gemm, const float* q, const float* k, const float* v, const float* o,
                                  const float* dout, const float* lse, float* dq, float* dk, float* dv, int BH, int Sq, int Sk,
                                  int D, bool causal);
