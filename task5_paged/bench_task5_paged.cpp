@@ -10,7 +10,8 @@
 // share of the copy come from this one), and with the device synchronised around the call, host work inside (a decode
 // step's host time is time the GPU waits unless the server overlaps it).
 //   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
-// --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler; --f32: the float32 rows alone. tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
+// --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler; --f32: the float32 rows alone;
+// --layouts: B = 1 and the ragged batch with pages of 64 and 256, each in order and shuffled. tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -84,21 +85,27 @@ double check(const BenchShape& s, int D, int ps, int pps, const std::vector<int>
 
 // The layouts: contiguous (an identity table over pages of 256: a plain [B, L, H_kv, D] cache); pages of 64 shuffled
 // over a pool of B × the longest sequence's pages; the same pages shuffled over a pool just as large as the batch
-// needs (a ragged batch's pool is otherwise mostly pages no sequence uses).
-enum class Layout { contiguous, paged, paged_compact };
+// needs (a ragged batch's pool is otherwise mostly pages no sequence uses). --layouts adds pages of 64 in order and
+// pages of 256 shuffled: what the page size and what the order cost, apart.
+struct Layout {
+    std::string name;
+    int page_size;
+    bool shuffled, compact;
+};
+const Layout kContiguous{"contiguous", 256, false, false}, kPaged{"pages of 64", 64, true, false},
+    kCompact{"compact pool", 64, true, true}, kInOrder64{"64, in order", 64, false, false}, kShuffled256{"256, shuffled", 256, true, false};
 
 template <class T>
-void run_shape(Bencher& bench, const BenchShape& s, Layout layout) {
-    const bool contiguous = layout == Layout::contiguous;
-    const int D = 128, B = int(s.lengths.size()), ps = contiguous ? 256 : 64;
+void run_shape(Bencher& bench, const BenchShape& s, const Layout& layout) {
+    const int D = 128, B = int(s.lengths.size()), ps = layout.page_size;
     int pps = 0, used = 0;
     for (int L : s.lengths) pps = std::max(pps, (L + ps - 1) / ps), used += (L + ps - 1) / ps;
-    const int num_pages = layout == Layout::paged_compact ? used : B * pps;
+    const int num_pages = layout.compact ? used : B * pps;
     const size_t pool = size_t(num_pages) * ps * s.H_kv * D, nq = size_t(B) * s.H_q * D;
     std::vector<int> table(size_t(B) * pps);
     std::iota(table.begin(), table.end(), 0);
-    if (!contiguous) std::shuffle(table.begin(), table.end(), std::mt19937_64(7));
-    if (layout == Layout::paged_compact) {  // each sequence's pages in turn from one shuffled list of the pool's pages
+    if (layout.shuffled) std::shuffle(table.begin(), table.end(), std::mt19937_64(7));
+    if (layout.compact) {  // each sequence's pages in turn from one shuffled list of the pool's pages
         std::vector<int> order(num_pages);
         std::iota(order.begin(), order.end(), 0);
         std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
@@ -147,7 +154,7 @@ void run_shape(Bencher& bench, const BenchShape& s, Layout layout) {
     const double gbps_sync = bytes / (t_sync.median_ms * 1e6), copy_sync = 2 * bytes / (tc_sync.median_ms * 1e6);
     fmt::print(out, "{:<40} {:<12} {:8.3f} ms  {:7.1f} GB/s = {:5.1f}% of a copy of the same bytes ({:.0f} GB/s)  | host "
                     "inside: {:.3f} ms = {:5.1f}% of a copy timed so  | host {:.0f} us  worst error {:.2f} of the tolerance\n",
-               s.name, contiguous ? "contiguous" : layout == Layout::paged ? "pages of 64" : "compact pool", t.median_ms, gbps,
+               s.name, layout.name, t.median_ms, gbps,
                100 * gbps / copy, copy, t_sync.median_ms, 100 * gbps_sync / copy_sync, host_us[5], worst);
     std::fflush(out);
     if (!(worst <= 1.0)) throw std::runtime_error(s.name + ": the output is outside the tolerance (" + fmt::format("{:.2f}", worst) + ")");
@@ -156,7 +163,8 @@ void run_shape(Bencher& bench, const BenchShape& s, Layout layout) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::string(argv[1]) == "--quick", f32_only = argc > 1 && std::string(argv[1]) == "--f32";
+    const std::string mode = argc > 1 ? argv[1] : "";
+    const bool quick = mode == "--quick", f32_only = mode == "--f32", layouts = mode == "--layouts";
     const int only = argc > 2 && std::string(argv[1]) == "--shape" ? std::atoi(argv[2]) : -1;  // one shape (profiling)
     return run_benchmark("bench_task5_paged", out, [&](BenchContext& ctx) {
         std::vector<int> ragged(32);  // lengths 1 … 32768, log-uniform, seeded
@@ -174,13 +182,18 @@ int main(int argc, char** argv) {
         };
         fmt::print(out, "paged_decode_bf16, D = 128, bf16 K and V read once a call; first the call's host work hidden behind "
                         "the flush (as torch's scripts time), then inside the time (device synchronised around the call)\n");
+        if (layouts) {
+            for (const BenchShape& s : {shapes[3], shapes[6]})
+                for (const Layout& l : {kPaged, kInOrder64, kShuffled256, kContiguous}) run_shape<__nv_bfloat16>(ctx.bencher, s, l);
+            return;
+        }
         for (size_t i = 0; i < shapes.size() && (!quick || i < 2) && !f32_only; ++i)
             if (only < 0 || int(i) == only)
-            for (Layout l : {Layout::paged, Layout::paged_compact, Layout::contiguous})
-                if (l != Layout::paged_compact || shapes[i].lengths.front() != shapes[i].lengths.back())  // ragged only
+            for (const Layout& l : {kPaged, kCompact, kContiguous})
+                if (!l.compact || shapes[i].lengths.front() != shapes[i].lengths.back())  // ragged only
                     run_shape<__nv_bfloat16>(ctx.bencher, shapes[i], l);
         fmt::print(out, "\npaged_decode_f32 (task5b.4: float32 pools, CUDA cores; not graded for speed), pages of 64 shuffled\n");
         for (size_t i = 0; i < shapes.size() && (!quick || i < 2); ++i)
-            if (only < 0 || int(i) == only) run_shape<float>(ctx.bencher, shapes[i], Layout::paged);
+            if (only < 0 || int(i) == only) run_shape<float>(ctx.bencher, shapes[i], kPaged);
     });
 }
