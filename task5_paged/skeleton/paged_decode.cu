@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -108,32 +109,39 @@ inline float* scratch_floats(size_t n) { return static_cast<float*>(kept_device_
 inline int* zeroed_counters(size_t n) { return static_cast<int*>(kept_device_memory(2, n * sizeof(int), true)); }
 
 // Host ints (a table, a plan) on the device in stream order: the pieces one after another, valid for kernels launched
-// after this on stream 0 until the next upload; the host arrays may change once this returns. They go straight into
-// pinned memory, a ring of four buffers each reused once its last copy is done, so that the copy is a plain DMA queued
-// in stream order.
+// after this on stream 0 until the next upload; the host arrays may change once this returns. They travel inside the
+// parameters of small copy kernels, 30 KB a launch, not by a copy engine: a copy from pinned memory queued behind other
+// work held the decode that followed it back by 0.4–1 ms in some runs (docs/perf.md, "5b's decode by page size and
+// order"), and a launch's parameters need no staging buffer to be waited for.
+constexpr int kChunkInts = 7680;  // 30 KB: kernel parameters may take 32,764 bytes from CUDA 12.1 on sm_70 and newer
+struct IntChunk {
+    int* dst;
+    int n;
+    int v[kChunkInts];
+};
+__global__ void write_ints_kernel(const __grid_constant__ IntChunk c) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < c.n; i += gridDim.x * blockDim.x) c.dst[i] = c.v[i];
+}
 inline const int* upload_ints(std::initializer_list<std::pair<const int*, size_t>> pieces) {
-    struct Staging {
-        int* p = nullptr;
-        size_t n = 0;
-        cudaEvent_t done = nullptr;
-    };
-    static Staging ring[4];
-    static unsigned next = 0;
     size_t total = 0;
     for (auto [p, n] : pieces) total += n;
-    Staging& s = ring[next++ % 4];
-    if (!s.done) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventSynchronize(s.done));  // its previous copy has left it
-    if (s.n < total) {
-        if (s.p) CUDA_CHECK(cudaFreeHost(s.p));
-        s.n = std::max<size_t>(total, 1 << 14);
-        CUDA_CHECK(cudaMallocHost(&s.p, s.n * sizeof(int)));
-    }
-    int* at = s.p;
-    for (auto [p, n] : pieces) at = std::copy(p, p + n, at);
     int* dev = static_cast<int*>(kept_device_memory(0, total * sizeof(int)));
-    CUDA_CHECK(cudaMemcpyAsync(dev, s.p, total * sizeof(int), cudaMemcpyHostToDevice, 0));
-    CUDA_CHECK(cudaEventRecord(s.done, 0));
+    static IntChunk chunk;  // not on the stack; each launch copies it
+    chunk.dst = dev, chunk.n = 0;
+    auto send = [&] {
+        if (chunk.n == 0) return;
+        write_ints_kernel<<<(chunk.n + 255) / 256, 256>>>(chunk);
+        CUDA_CHECK_LAUNCH();
+        chunk.dst += chunk.n, chunk.n = 0;
+    };
+    for (auto [p, n] : pieces)
+        for (size_t i = 0; i < n;) {
+            const size_t take = std::min(n - i, size_t(kChunkInts - chunk.n));
+            std::memcpy(chunk.v + chunk.n, p + i, take * sizeof(int));
+            chunk.n += int(take), i += take;
+            if (chunk.n == kChunkInts) send();
+        }
+    send();
     return dev;
 }
 inline const int* upload_ints(const std::vector<int>& host) { return upload_ints({{host.data(), host.size()}}); }
