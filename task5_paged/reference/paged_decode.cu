@@ -113,38 +113,44 @@ inline int* zeroed_counters(size_t n) { return static_cast<int*>(kept_device_mem
 
 // Host ints (a table, a plan) on the device in stream order: the pieces one after another, valid for kernels launched
 // after this on stream 0 until the next upload; the host arrays may change once this returns. They travel inside the
-// parameters of small copy kernels, 30 KB a launch, not by a copy engine: a copy from pinned memory queued behind other
-// work held the decode that followed it back by 0.4–1 ms in some runs (docs/perf.md, "5b's decode by page size and
-// order"), and a launch's parameters need no staging buffer to be waited for.
-constexpr int kChunkInts = 7680;  // 30 KB: kernel parameters may take 32,764 bytes from CUDA 12.1 on sm_70 and newer
-struct IntChunk {
+// parameters of small copy kernels (write_ints), not by a copy engine: a copy from pinned memory queued behind other
+// work held the decode that followed it back by 0.4–1 ms in a third of the runs (docs/perf.md, "5b's large page
+// tables by copy kernels, not a DMA"); a launch's parameters need no staging buffer either.
+template <int N>  // N ints a launch: 30 KB for a page table (kernel parameters may take 32,764 bytes from CUDA 12.1 on
+struct IntChunk {  // sm_70 and newer), 1 KB for an append's rows (a launch copies all of its parameters, used or not)
     int* dst;
     int n;
-    int v[kChunkInts];
+    int v[N];
 };
-__global__ void write_ints_kernel(const __grid_constant__ IntChunk c) {
+template <int N>
+__global__ void write_ints_kernel(const __grid_constant__ IntChunk<N> c) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < c.n; i += gridDim.x * blockDim.x) c.dst[i] = c.v[i];
 }
-inline const int* upload_ints(std::initializer_list<std::pair<const int*, size_t>> pieces) {
-    size_t total = 0;
-    for (auto [p, n] : pieces) total += n;
-    int* dev = static_cast<int*>(kept_device_memory(0, total * sizeof(int)));
-    static IntChunk chunk;  // not on the stack; each launch copies it
+template <int N>
+void write_ints(int* dev, std::initializer_list<std::pair<const int*, size_t>> pieces) {
+    static IntChunk<N> chunk;  // not on the stack; each launch copies it
     chunk.dst = dev, chunk.n = 0;
     auto send = [&] {
         if (chunk.n == 0) return;
-        write_ints_kernel<<<(chunk.n + 255) / 256, 256>>>(chunk);
+        write_ints_kernel<N><<<(chunk.n + 255) / 256, 256>>>(chunk);
         CUDA_CHECK_LAUNCH();
         chunk.dst += chunk.n, chunk.n = 0;
     };
     for (auto [p, n] : pieces)
         for (size_t i = 0; i < n;) {
-            const size_t take = std::min(n - i, size_t(kChunkInts - chunk.n));
+            const size_t take = std::min(n - i, size_t(N - chunk.n));
             std::memcpy(chunk.v + chunk.n, p + i, take * sizeof(int));
             chunk.n += int(take), i += take;
-            if (chunk.n == kChunkInts) send();
+            if (chunk.n == N) send();
         }
     send();
+}
+inline const int* upload_ints(std::initializer_list<std::pair<const int*, size_t>> pieces) {
+    size_t total = 0;
+    for (auto [p, n] : pieces) total += n;
+    int* dev = static_cast<int*>(kept_device_memory(0, total * sizeof(int)));
+    if (total <= 256) write_ints<256>(dev, pieces);
+    else write_ints<7680>(dev, pieces);
     return dev;
 }
 inline const int* upload_ints(const std::vector<int>& host) { return upload_ints({{host.data(), host.size()}}); }
