@@ -194,12 +194,14 @@ static const int* append_rows(const int* table, const int* lengths, int B, int p
     return upload_ints(dst);
 }
 
-// The append: one block per (sequence, KV head), D/8 threads each moving 16 bytes of K and of V to the pool row
-// `dst_row[b]` (page · page_size + slot, computed on the host from the checked tables).
-__global__ void append_kernel(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __nv_bfloat16* k_new,
-                              const __nv_bfloat16* v_new, const int* dst_row, int H_kv, int D) {
-    const int b = blockIdx.x, h = blockIdx.y;
-    const size_t dst = ((size_t)dst_row[b] * H_kv + h) * D + threadIdx.x * 8, src = ((size_t)b * H_kv + h) * D + threadIdx.x * 8;
+// The append, for bf16 and float32 pools: one block per (sequence, KV head), D / kPer16Bytes<T> threads each moving 16
+// bytes of K and of V to the pool row `dst_row[b]` (page · page_size + slot, computed on the host from the checked tables).
+template <class T>
+constexpr int kPer16Bytes = 16 / sizeof(T);
+template <class T>
+__global__ void append_kernel(T* k_pages, T* v_pages, const T* k_new, const T* v_new, const int* dst_row, int H_kv, int D) {
+    const int b = blockIdx.x, h = blockIdx.y, e = threadIdx.x * kPer16Bytes<T>;
+    const size_t dst = ((size_t)dst_row[b] * H_kv + h) * D + e, src = ((size_t)b * H_kv + h) * D + e;
     *reinterpret_cast<uint4*>(k_pages + dst) = *reinterpret_cast<const uint4*>(k_new + src);
     *reinterpret_cast<uint4*>(v_pages + dst) = *reinterpret_cast<const uint4*>(v_new + src);
 }
@@ -586,15 +588,6 @@ static void require_bf16_mma(const char* fn) {
 
 // ---- float32 caches (task5b.3, task5b.4): CUDA cores, no tensor cores, the same split-and-merge -----------------------
 
-// The append in float32: one block per (sequence, KV head), D/4 threads each moving 16 bytes.
-__global__ void append_f32_kernel(float* k_pages, float* v_pages, const float* k_new, const float* v_new, const int* dst_row,
-                                  int H_kv, int D) {
-    const int b = blockIdx.x, h = blockIdx.y;
-    const size_t dst = ((size_t)dst_row[b] * H_kv + h) * D + threadIdx.x * 4, src = ((size_t)b * H_kv + h) * D + threadIdx.x * 4;
-    *reinterpret_cast<float4*>(k_pages + dst) = *reinterpret_cast<const float4*>(k_new + src);
-    *reinterpret_cast<float4*>(v_pages + dst) = *reinterpret_cast<const float4*>(v_new + src);
-}
-
 constexpr int kF32Warps = 4;  // a block's warps take every 4th position of its piece
 constexpr int kF32Heads = 8;  // query heads a block serves: each K and V row is read once for up to 8 of them
 
@@ -741,8 +734,8 @@ void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __n
     check_call(fn, {B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq},
                {{"k_pages", k_pages}, {"v_pages", v_pages}, {"k_new", k_new}, {"v_new", v_new}}, page_table, lengths, true);
     require_bf16_mma(fn);
-    append_kernel<<<dim3(B, H_kv), D / 8>>>(k_pages, v_pages, k_new, v_new, append_rows(page_table, lengths, B, page_size, pages_per_seq),
-                                            H_kv, D);
+    append_kernel<<<dim3(B, H_kv), D / (kPer16Bytes<__nv_bfloat16>)>>>(
+        k_pages, v_pages, k_new, v_new, append_rows(page_table, lengths, B, page_size, pages_per_seq), H_kv, D);
     CUDA_CHECK_LAUNCH();
 #else
     // TODO(task5b.1): the plan above.
@@ -777,8 +770,8 @@ void paged_append_f32(float* k_pages, float* v_pages, const float* k_new, const 
     using namespace paged_detail;
     check_call("paged_append_f32", {B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq},
                {{"k_pages", k_pages}, {"v_pages", v_pages}, {"k_new", k_new}, {"v_new", v_new}}, page_table, lengths, true);
-    append_f32_kernel<<<dim3(B, H_kv), D / 4>>>(k_pages, v_pages, k_new, v_new,
-                                                append_rows(page_table, lengths, B, page_size, pages_per_seq), H_kv, D);
+    append_kernel<<<dim3(B, H_kv), D / (kPer16Bytes<float>)>>>(k_pages, v_pages, k_new, v_new,
+                                                          append_rows(page_table, lengths, B, page_size, pages_per_seq), H_kv, D);
     CUDA_CHECK_LAUNCH();
 #else
     // TODO(task5b.3): the plan above.
