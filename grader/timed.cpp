@@ -71,19 +71,13 @@ struct Shape {
 // its cases keeps its speed credit.
 constexpr double kEstimateRoom = 1.5;
 
-// Heads whose S×S scores fit in 1 GB (at least one): the unfused pipeline's slice.
-int heads_per_slice(int S) { return std::max(1, int((size_t(1) << 30) / (sizeof(float) * size_t(S) * S))); }
-
 // Attention over the heads of q, k, v (each BH·S·D) by the harness's oracle — cuBLAS GEMMs, TF32
-// off, and a softmax, materialising the scores — in slices of at most 1 GB of scores.
+// off, and a softmax, materialising the scores — in slices of at most 1 GB of scores (`scores` grows to one slice).
 void sliced_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int S, int D,
                    bool causal, DeviceBuffer<float>& scores) {
-    const int chunk = heads_per_slice(S);
-    if (scores.size() < size_t(std::min(chunk, BH)) * S * S) scores = DeviceBuffer<float>(size_t(std::min(chunk, BH)) * S * S);
-    const size_t head = size_t(S) * D;
-    for (int bh = 0; bh < BH; bh += chunk)
-        attention_oracle(gemm, q + bh * head, k + bh * head, v + bh * head, o + bh * head, std::min(chunk, BH - bh), S, S, D,
-                         causal, scores.get());
+    const size_t slice = size_t(heads_per_gb_of_scores(BH, S, S)) * S * S;
+    if (scores.size() < slice) scores = DeviceBuffer<float>(slice);
+    sliced_attention_oracle(gemm, q, k, v, o, BH, S, D, causal, scores.get());
 }
 
 // Times attention over B·H heads of S positions by the oracle (fresh inputs, L2 flushed, events). With
@@ -103,7 +97,7 @@ double time_unfused_attention(Bencher& bench, CublasGemm& gemm, int BH, int S, i
             std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the watcher samples every ~100 µs
         });
         *memory = {{"pipeline_peak_bytes", peak}, {"scores_bytes", 4.0 * BH * double(S) * S},
-                   {"scores_slice_bytes", 4.0 * double(S) * S * std::min(BH, heads_per_slice(S))}};
+                   {"scores_slice_bytes", 4.0 * double(S) * S * heads_per_gb_of_scores(BH, S, S)}};
     }
     const bool large = double(BH) * S * S > 1e9;
     return bench.time(call, BenchOptions{1, large ? 2 : 5, true}).median_ms;

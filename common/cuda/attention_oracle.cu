@@ -2,6 +2,7 @@
 // softmax here is deliberately the simplest correct one, one block per row, two passes.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/cuda/attention_oracle.h"
@@ -102,6 +103,19 @@ void attention_oracle(CublasGemm& gemm, const float* q, const float* k, const fl
     masked_softmax_kernel<<<unsigned(size_t(BH) * Sq), kThreads>>>(scores, Sq, Sk, causal);
     CUDA_CHECK_LAUNCH();
     gemm.nn(scores, v, o, BH, Sq, D, Sk);
+}
+
+int heads_per_gb_of_scores(int BH, int Sq, int Sk) {
+    return int(std::max<size_t>(1, std::min<size_t>(size_t(BH), (size_t(1) << 30) / (sizeof(float) * size_t(Sq) * Sk))));
+}
+
+void sliced_attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int S,
+                             int D, bool causal, float* scores) {
+    const int chunk = heads_per_gb_of_scores(BH, S, S);
+    const size_t head = size_t(S) * D;
+    for (int h = 0; h < BH; h += chunk)
+        attention_oracle(gemm, q + h * head, k + h * head, v + h * head, o + h * head, std::min(chunk, BH - h), S, S, D,
+                         causal, scores);
 }
 
 }  // namespace attn

@@ -13,6 +13,15 @@ class CublasGemm;
 void attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int Sq, int Sk,
                       int D, bool causal, float* scores);
 
+// How many heads' Sq×Sk float scores fit in 1 GB (at least 1, at most BH): the slice of heads an oracle materialises at
+// once, so that checking a long sequence never needs more memory than a GPU has.
+int heads_per_gb_of_scores(int BH, int Sq, int Sk);
+
+// attention_oracle over BH heads of S positions in slices of heads_per_gb_of_scores(BH, S, S) heads; `scores` holds
+// one slice's scores.
+void sliced_attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int S,
+                             int D, bool causal, float* scores);
+
 // The same softmax over each row of x [rows, cols], in place (Task 2's timed softmax is checked against it).
 void softmax_oracle(float* x, int rows, int cols);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/cuda/attention_oracle.h"
 #include "common/cuda/bf16_backward_oracle.h"
 #include "common/cuda/bf16_convert.h"
 #include "common/cuda/cublas_gemm.h"
@@ -51,7 +52,7 @@ void attention_backward_from_lse(CublasGemm& gemm, const float* q, const float* 
                                  const float* dout, const float* lse, float* dq, float* dk, float* dv, int BH, int Sq, int Sk,
                                  int D, bool causal) {
     const size_t scores = size_t(Sq) * Sk;
-    const int chunk = int(std::max<size_t>(1, std::min<size_t>(BH, (size_t(1) << 30) / (sizeof(float) * scores))));
+    const int chunk = heads_per_gb_of_scores(BH, Sq, Sk);
     static DeviceBuffer<float> p_kept, ds_kept;  // up to 1 GB each: kept, not allocated again for every checked call
     float *p = kept(p_kept, size_t(chunk) * scores), *ds = kept(ds_kept, size_t(chunk) * scores);
     const float scale = 1.0f / std::sqrt(float(D));
