@@ -11,7 +11,8 @@
 // step's host time is time the GPU waits unless the server overlaps it).
 //   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
 // --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler; --f32: the float32 rows alone;
-// --layouts: B = 1 and the ragged batch with pages of 64 and 256, each in order and shuffled. tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
+// --layouts: B = 1 and the ragged batch with pages of 64 and 256, each in order and shuffled; --sweep: B = 64 at MQA and at
+// 8 KV heads, L = 1k … 32k (a call's fixed cost apart from its streaming rate). tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 at the same shapes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -164,7 +165,7 @@ void run_shape(Bencher& bench, const BenchShape& s, const Layout& layout) {
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
-    const bool quick = mode == "--quick", f32_only = mode == "--f32", layouts = mode == "--layouts";
+    const bool quick = mode == "--quick", f32_only = mode == "--f32", layouts = mode == "--layouts", sweep = mode == "--sweep";
     const int only = argc > 2 && std::string(argv[1]) == "--shape" ? std::atoi(argv[2]) : -1;  // one shape (profiling)
     return run_benchmark("bench_task5_paged", out, [&](BenchContext& ctx) {
         std::vector<int> ragged(32);  // lengths 1 … 32768, log-uniform, seeded
@@ -182,6 +183,13 @@ int main(int argc, char** argv) {
         };
         fmt::print(out, "paged_decode_bf16, D = 128, bf16 K and V read once a call; first the call's host work hidden behind "
                         "the flush (as torch's scripts time), then inside the time (device synchronised around the call)\n");
+        if (sweep) {  // time against bytes: what a call costs whatever its size, and the rate at which it streams
+            for (int H_kv : {1, 8})
+                for (int L : {1024, 2048, 4096, 8192, 16384, 32768})
+                    run_shape<__nv_bfloat16>(ctx.bencher, {fmt::format("B=64 H_q=32 H_kv={} L={}", H_kv, L), 32, H_kv,
+                                                           std::vector<int>(64, L)}, kPaged);
+            return;
+        }
         if (layouts) {
             for (const BenchShape& s : {shapes[3], shapes[6]})
                 for (const Layout& l : {kPaged, kInOrder64, kShuffled256, kContiguous}) run_shape<__nv_bfloat16>(ctx.bencher, s, l);
