@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -225,8 +226,8 @@ struct DecodeParams {
     float scale_log2;       // log2(e)/√D
 };
 
-// The kernel's argument. The page table and the items travel inside it when they fit (N = kInlineInts; kernel
-// parameters may take 32,764 bytes from CUDA 12.1 on sm_70 and newer): then the kernel waits for no copy to the
+// The kernel's argument. The page table and the items travel inside it when they fit (N = 1024, 2048, 4096 or at most
+// kInlineInts; kernel parameters may take 32,764 bytes from CUDA 12.1 on sm_70 and newer): then the kernel waits for no copy to the
 // device, which at a small batch is several microseconds of a call that lasts tens. Otherwise (N = 1) they are copied
 // to the device first (upload_ints) and p.ints points there.
 constexpr int kInlineInts = 7680;  // 30 KB
@@ -510,7 +511,9 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     static_assert(smem >= kRows * 256 * sizeof(float), "a merge's weights (up to 256 parts a row) must fit it too");
     const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
     const long long units = (long long)g.H_kv * row_blocks;
-    const long long slots = (long long)sm_count() * std::min(blocks_per_sm<D, STAGES, 1>(smem), blocks_per_sm<D, STAGES, kInlineInts>(smem));
+    const long long slots = (long long)sm_count() * std::min({blocks_per_sm<D, STAGES, 1>(smem), blocks_per_sm<D, STAGES, 1024>(smem),
+                                                              blocks_per_sm<D, STAGES, 2048>(smem), blocks_per_sm<D, STAGES, 4096>(smem),
+                                                              blocks_per_sm<D, STAGES, kInlineInts>(smem)});
     // Every sequence's t tiles become ceil(t / c) pieces of nearly equal length, for each KV head (and row block).
     // Pieces run in waves of `slots` blocks, so c is the one with the shortest estimate, waves × (c + 1): a piece's
     // tiles and about one more for its start and its merge. One wave of equal pieces is the best; a ragged batch's
@@ -566,12 +569,25 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     DecodeParams p{q, k_pages, v_pages, o, nullptr, part_o, part_o + part_rows * D, zeroed_counters(part_rows / group * row_blocks),
                    (long long)table_ints, g.H_q, g.H_kv, group, row_blocks, shift, float(1.4426950408889634 / std::sqrt(double(D)))};
     const unsigned blocks = unsigned(items.size() * units);
-    if (table_ints + item_ints <= size_t(kInlineInts)) {  // the table and the items inside the launch
-        static DecodeArgs<kInlineInts> args;  // 30 KB: not on the stack; copied by the launch
+    // The table and the items inside the launch, in the smallest of four sizes that holds them (a launch copies all of
+    // its parameters, used or not).
+    auto launch_inline = [&](auto n) {
+        constexpr int N = decltype(n)::value;
+        static DecodeArgs<N> args;  // up to 30 KB: not on the stack; copied by the launch
         args.p = p;
         gather_table(args.ints);
         std::copy_n(reinterpret_cast<const int*>(items.data()), item_ints, args.ints + table_ints);
-        decode_kernel<D, STAGES, kInlineInts><<<blocks, kThreads, smem>>>(args);
+        decode_kernel<D, STAGES, N><<<blocks, kThreads, smem>>>(args);
+    };
+    const size_t inline_ints = table_ints + item_ints;
+    if (inline_ints <= 1024) {
+        launch_inline(std::integral_constant<int, 1024>{});
+    } else if (inline_ints <= 2048) {
+        launch_inline(std::integral_constant<int, 2048>{});
+    } else if (inline_ints <= 4096) {
+        launch_inline(std::integral_constant<int, 4096>{});
+    } else if (inline_ints <= size_t(kInlineInts)) {
+        launch_inline(std::integral_constant<int, kInlineInts>{});
     } else {  // copied to the device first: the page table, then the items
         static std::vector<int> compact;  // kept: a decode step's host time is time the GPU waits
         compact.resize(table_ints);
