@@ -498,6 +498,8 @@ std::vector<GradeCase> paged_grade_cases() {
     add("GQA g=4, ragged batch", 1.0, "gqa", {16, 4, 128, 32, {1, 17, 300, 1000, 64}});
     add("GQA g=8, D=64", 1.0, "gqa", {32, 4, 64, 64, {64, 65, 2000}});
     add("MQA: 32 query heads on one KV head", 1.0, "gqa", {32, 1, 128, 128, {129, 4096}});
+    add("MQA at D=64 over pages of 16, lengths 1 … 3000", 0.5, "gqa", {32, 1, 64, 16, {1, 127, 129, 3000}});
+    add("a group of 24 query heads (a second row tile part-filled)", 0.5, "gqa", {48, 2, 128, 32, {200, 1, 5000}});
     add("token pages (page_size 1)", 1.0, "layout", {8, 2, 128, 1, {5, 300, 2}});
     add("pages of 256 positions", 0.5, "layout", {8, 8, 64, 256, {255, 256, 257, 1}});
     add("shared prompt pages", 1.0, "layout", {16, 2, 128, 16, {600, 530, 90}, 30});
