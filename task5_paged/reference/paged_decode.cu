@@ -543,12 +543,11 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     // The compact page table: each sequence's pages in use, one after another, sequence b's from start[b]. A ragged
     // batch's table is mostly entries past its lengths (the benchmark's 32 sequences of 1 … 32,768 positions over pages of
     // 64 use 1,909 of 16,384), and a table that fits in the decode's parameters waits for no copy.
-    std::vector<int> start(g.B);
-    size_t table_ints = 0;
-    for (int b = 0; b < g.B; ++b) start[b] = int(table_ints), table_ints += (lengths[b] + g.page_size - 1) / g.page_size;
+    std::vector<int> start(g.B + 1, 0);  // sequence b's pages in use: entries start[b] … start[b + 1] − 1
+    for (int b = 0; b < g.B; ++b) start[b + 1] = start[b] + (lengths[b] + g.page_size - 1) / g.page_size;
+    const size_t table_ints = size_t(start[g.B]);
     auto gather_table = [&](int* dst) {
-        for (int b = 0; b < g.B; ++b)
-            std::copy_n(table + (size_t)b * g.pages_per_seq, (lengths[b] + g.page_size - 1) / g.page_size, dst + start[b]);
+        for (int b = 0; b < g.B; ++b) std::copy_n(table + (size_t)b * g.pages_per_seq, start[b + 1] - start[b], dst + start[b]);
     };
     std::vector<Item> items;  // each sequence's pieces; a block per piece, KV head and row block
     int parts = 0;            // partial results: only split sequences keep them
