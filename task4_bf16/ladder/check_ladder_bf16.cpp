@@ -6,7 +6,7 @@
 // then computed again over a different poison and compared bit for bit (a race shows as a difference).
 //   make check-ladder-task4-bf16 [ARGS="9 9a"]     (course repository, a GPU; no argument: every rung)
 // "selftest" (wgmma_selftest.cu: the two GEMMs alone, run first on a Hopper GPU). Rungs by name: 4 (the mma.sync reference kernel), 6, 7, 8, 9, 9a (no intra-warpgroup overlap), 9b (key tiles of
-// 176), 9c (one more stage), 9d (+ Q in registers), 10, 10b (Q in registers), ref (the public entry point). One process per rung is the safe way to run them on a GPU (a hung rung is
+// 176), 9c (one more stage), 9d (+ Q in registers), 10, 10b (Q in registers), 10c (three consumers at D = 64), ref (the public entry point). One process per rung is the safe way to run them on a GPU (a hung rung is
 // then killed by `timeout` without hiding the others): tools/gpu/bf16_ladder/device_run_hopper.sh does that.
 #include <fmt/format.h>
 
@@ -64,6 +64,7 @@ const std::vector<Rung>& rungs() {
         {"9d", "rung 9c with Q's fragments in registers", pingpong_qreg_forward, true},
         {"10", "+ persistent blocks over a tile list", persistent_forward, true},
         {"10b", "rung 10 with Q's fragments in registers", persistent_qreg_forward, true},
+        {"10c", "three consumer warpgroups at D = 64 (192 rows)", persistent_three_forward, true},
         {"ref", "flash_attention_forward_bf16 (the public entry point)", task4::flash_attention_forward_bf16, false},
     };
     return r;

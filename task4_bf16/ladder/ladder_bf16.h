@@ -13,6 +13,7 @@
 //   pingpong_forward             rung 9: + ping-pong of the two consumers and the next Q·Kᵀ before the softmax
 //                                (FlashAttention-3's schedule); variants below
 //   persistent_forward           rung 10: + persistent blocks: the next tile's loads and this one's store overlap
+//   persistent_three_forward     rung 10c: D = 64 on three consumer warpgroups (192 rows), FlashAttention-3's shape
 #pragma once
 #include <cuda_bf16.h>
 
@@ -40,6 +41,7 @@ ForwardBf16 pingpong_stages_forward;       // rung 9 with one more K/V stage (3 
 ForwardBf16 pingpong_qreg_forward;         // rung 9 with one more stage and Q's A fragments in registers
 ForwardBf16 persistent_forward;            // rung 10: rung 9 as a persistent kernel (one block per SM, tile list)
 ForwardBf16 persistent_qreg_forward;       // rung 10 with Q's A fragments in registers
+ForwardBf16 persistent_three_forward;      // rung 10c: D = 64 on three consumer warpgroups, 192-row tiles (D = 128: 10b)
 bool hopper_rungs_available();             // an sm_90a build on a compute capability 9.0 GPU
 // wgmma_selftest.cu: the two GEMMs alone against the CPU: max relative error of S = Q·Kᵀ, of S with Q's fragments in
 // registers, of O = P·V, and of O with V's descriptor offsets swapped (which must be wrong)

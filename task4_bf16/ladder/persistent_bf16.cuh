@@ -19,9 +19,17 @@
 // 3. QREG: each consumer loads its 64 rows of Q once per tile into wgmma A fragments (ldmatrix from the swizzled
 //    tile) and computes Q·Kᵀ with A from registers; Q's buffer is released at once, so the next tile's Q can load
 //    during the whole of this tile. (Rung 9 with Q in registers was no faster: there the buffer is not reused.)
+// 4. NWG = 3 (rung 10c, D = 64 only): three consumer warpgroups on 192-row tiles, taking turns at the tensor cores in
+//    a ring (FlashAttention-3's shape at head_dim 64). Why: at D = 64 a tile's two GEMMs take half the time they take
+//    at 128 but its exponentials as long (MUFU, 16 a cycle per SM), so one consumer's softmax no longer hides under
+//    the other's GEMMs; with three, each softmax has two other consumers' GEMMs to hide under. The registers: 32 for
+//    the producer, 160 for the consumers (65,536 / 512 threads), too few for Q's fragments as well (ptxas spills and
+//    serialises the wgmma), so Q·Kᵀ reads Q from shared memory. What it costs: 192 rows divide few lengths (1,024 is
+//    5⅓ tiles: 12.5 % of the rows computed for nothing), a tile is a larger share of a wave, and causal row blocks
+//    compute more masked keys; three_warpgroups_pay() below says where it wins.
 //
-// Shared memory: Q [128][D], STAGES × (K, V) [BC][D], O [128][D], barriers. One block per SM (384 threads at 168
-// registers, setmaxnreg to 24 / 240 as in rung 8).
+// Shared memory: Q [BR][D], STAGES × (K, V) [BC][D], O [BR][D], barriers, BR = 64·NWG. One block per SM (128·(NWG + 1)
+// threads; setmaxnreg to 24 / 240 as in rung 8 with two consumers, 32 / 160 with three).
 // Build and run: make ladder-task4-bf16 (sm_80 + sm_90a, -DATTNLAB_SM90A=1); compute capability 9.0 only. A header
 // so that the reference's sm_90 file can include it; everything in it has internal linkage.
 #pragma once
@@ -51,10 +59,10 @@ __device__ __forceinline__ void persistent_tile(int u, const PersistentParams& p
 // that have finished taking tiles; the last of those resets both, so every launch starts from zero without a memset.
 __device__ unsigned int persistent_counters[2] = {0, 0};
 
-template <int D, int BC, int STAGES, bool QREG>
-__global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constant__ Params p, const PersistentParams pp) {
+template <int D, int BC, int STAGES, bool QREG, int NWG>
+__global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __grid_constant__ Params p, const PersistentParams pp) {
 #if ATTNLAB_SM90A_DEVICE
-    constexpr int BR = 128, Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2, CB = D / 64;
+    constexpr int BR = 64 * NWG, Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2, CB = D / 64;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sQ = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t sK = sQ + Q_BYTES, sV = sK + STAGES * KV_BYTES, sO = sV + STAGES * KV_BYTES;
@@ -69,10 +77,10 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
     };
 
     if (threadIdx.x == 0) {
-        mbar_init(q_full, 1), mbar_init(q_empty, 8);
+        mbar_init(q_full, 1), mbar_init(q_empty, 4 * NWG);  // empty: one arrival per consumer warp
         for (int st = 0; st < STAGES; ++st) {
             mbar_init(full_k + 8 * st, 1), mbar_init(full_v + 8 * st, 1);
-            mbar_init(empty_k + 8 * st, 8), mbar_init(empty_v + 8 * st, 8);
+            mbar_init(empty_k + 8 * st, 4 * NWG), mbar_init(empty_v + 8 * st, 4 * NWG);
         }
         fence_barrier_init();
     }
@@ -83,7 +91,7 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
         // ---- producer: takes tiles from the scheduler; for each, hands the tile to the consumers with its Q (through
         // the Q barrier: the tile's index in tile_slot[q_count % 2], written before the arrive), then its K and V.
         // Past the last tile it hands over n_units, which tells the consumers to stop.
-        regs_lower<24>();
+        regs_lower<NWG == 2 ? 24 : 32>();
         if (threadIdx.x == 0) {
             int loads = 0, q_count = 0;  // K/V tiles loaded so far, tiles handed over so far (the barriers' phases)
             for (int u = blockIdx.x;; ++q_count) {
@@ -125,10 +133,11 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
         }
     } else {
         // ---- consumers: rung 9's loop, tile after tile ----
-        regs_raise<240>();
+        regs_raise<NWG == 2 ? 240 : 160>();
         const int c = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = threadIdx.x % 32;
         const int g = lane / 4, t = lane % 4;
-        const int my_turn = 3 + c, other_turn = 4 - c;
+        // the consumers' turns at the tensor cores, in a ring (named barriers NWG+1 …; 1 … NWG are the stores')
+        const int my_turn = NWG + 1 + c, other_turn = NWG + 1 + (c + 1) % NWG;
         const uint32_t q_tile = sQ + 64 * c * 128;
         if (c == 0) bar_arrive(my_turn, 256);  // consumer 0 takes the first turn; the turns then run on across tiles
         int loads = 0;
@@ -236,20 +245,45 @@ __global__ void __launch_bounds__(384, 1) persistent_kernel(const __grid_constan
 #endif
 }
 
+inline int sm_count() {
+    static const int n = [] {
+        int dev = 0, count = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
+        return count;
+    }();
+    return n;
+}
+
+// Whether rung 10c's three consumers (192-row tiles) beat 10b's two (128 rows) at D = 64, by what an H100 measured
+// (docs/perf.md, "The bf16 forward at D = 64: three consumer warpgroups"). Without a mask every tile costs the same, so
+// a call takes its number of waves (tiles over #SMs, rounded up) times a tile's rows; three consumers get through their
+// rows 8 % faster once the rows are long (Sk ≥ 2,048). That model picked the faster kernel at each of the six shapes
+// measured with Sk ≥ 2,048 (S = 2,048 to 16,384, B·H = 32 to 256; the ratio of the two within 3 % of its prediction);
+// at S = 1,024 three consumers lost 4 %. Causal, the row blocks differ and 192-row tiles compute more masked keys:
+// three consumers won only from Sq = 8,192 (+3 %; +5 % at 16,384; −2 to −18 % at 1,024 to 4,096).
+inline bool three_warpgroups_pay(int BH, int Sq, int Sk, bool causal) {
+    if (causal) return Sq >= 8192 && Sk >= 8192;
+    if (Sk < 2048) return false;
+    auto waves_times_rows = [&](int rows) {
+        const long long tiles = static_cast<long long>(BH) * ((Sq + rows - 1) / rows);
+        return static_cast<double>((tiles + sm_count() - 1) / sm_count()) * rows;
+    };
+    return waves_times_rows(192) / 1.08 < waves_times_rows(128);
+}
+
 // Launches the kernel on min(#SMs, tiles) blocks (the caller checked device_is_sm90a() and 16-byte alignment); lse,
 // when set, receives each row's log-sum-exp ([B·H][Sq], 4d's forward for training).
-template <int D, int BC, int STAGES, bool QREG = false>
+template <int D, int BC, int STAGES, bool QREG = false, int NWG = 2>
 void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
                        int H, int Sq, int Sk, bool causal, float* lse = nullptr) {
-    constexpr int BR = 128;
+    constexpr int BR = 64 * NWG;
     constexpr size_t smem = size_t(2 * BR + 2 * STAGES * BC) * D * 2 + 1024 + 256;
     static_assert(smem <= 227 * 1024, "shared memory: fewer stages or a smaller key tile");
+    static_assert(NWG == 2 || (NWG == 3 && D == 64 && !QREG), "three consumers fit 160 registers only at D = 64, Q in shared memory");
     static const int sms = [] {
-        CUDA_CHECK(cudaFuncSetAttribute(persistent_kernel<D, BC, STAGES, QREG>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        int dev = 0, n = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-        return n;
+        CUDA_CHECK(cudaFuncSetAttribute(persistent_kernel<D, BC, STAGES, QREG, NWG>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        return sm_count();
     }();
     if (B * H == 0 || Sq == 0) return;
     Params p = make_params(q, k, v, o, B * H, Sq, Sk, D, causal, BR, BC);
@@ -259,7 +293,7 @@ void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __n
     // causal: groups of heads whose K and V (Sk·D·2 bytes each) fit in 16 MB together, a third of the H100's L2
     pp.heads_per_group = int(std::max<size_t>(1, std::min<size_t>(size_t(B) * H, (size_t(16) << 20) / (size_t(Sk) * D * 4))));
     const int tiles = pp.row_blocks * pp.BH;
-    persistent_kernel<D, BC, STAGES, QREG><<<std::min(tiles, sms), 384, smem>>>(p, pp);
+    persistent_kernel<D, BC, STAGES, QREG, NWG><<<std::min(tiles, sms), 128 * (NWG + 1), smem>>>(p, pp);
     CUDA_CHECK_LAUNCH();
 }
 
