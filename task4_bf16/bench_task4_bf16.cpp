@@ -4,7 +4,9 @@
 // when causal); timing: events, device synchronised, L2 flushed, median (common/cuda/bench.h).
 //   make bench-task4-bf16 [IMPL=reference] [ARGS="--quick"]     your kernel (or the model solution)
 //   make ladder-task4-bf16 [ARGS="--quick"]                      every rung of task4_bf16/ladder (course staff)
-// --quick: the S=1024 shapes only, fewer repetitions; --one: S=4096 D=128 non-causal only (for ncu); the ladder's
+// --quick: the S=1024 shapes only, fewer repetitions; --one: S=4096 D=128 non-causal only (for ncu); --grid: the shapes
+// of the backward's benchmark and FlashAttention-4's anchors instead (B·H·S·D = 16·16·1024·128 … 1·32·16384·64);
+// --shape=B,H,S,D (repeatable): those shapes instead, causal and not; the ladder's
 // --only=4,9: the rungs whose name starts with one of these words (one process per rung: a failing rung hides none).
 // tools/vs_torch/sdpa_bf16.py times torch's SDPA backends (flash, cuDNN, efficient) at the same shapes, for the
 // side-by-side table of docs/perf.md.
@@ -92,12 +94,22 @@ void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s,
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool quick = false, one = false;  // --one: S=4096 D=128 only (for a profiler)
+    bool quick = false, one = false, grid = false;  // --one: S=4096 D=128 only (for a profiler); --grid: the anchors' shapes
     std::string only;                 // --only=6,9a: the kernels whose name starts with one of these words
+    std::vector<Shape4> custom;       // --shape=B,H,S,D (repeatable): these shapes instead, causal and not
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        quick |= a == "--quick", one |= a == "--one";
+        quick |= a == "--quick", one |= a == "--one", grid |= a == "--grid";
         if (a.rfind("--only=", 0) == 0) only = "," + a.substr(7) + ",";
+        if (a.rfind("--shape=", 0) == 0) {
+            Shape4 s{};
+            if (std::sscanf(a.c_str() + 8, "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4 || s.B < 1 || s.H < 1 || s.S < 1 ||
+                (s.D != 64 && s.D != 128)) {
+                fmt::print(stderr, "bench_task4_bf16: --shape=B,H,S,D takes four positive integers, D 64 or 128 (got '{}')\n", a);
+                return 2;
+            }
+            custom.push_back(s);
+        }
     }
     return run_benchmark("bench_task4_bf16", out, [&](BenchContext& ctx) {
         fmt::print(out, "FLOPs = 4·B·H·S²·D (halved when causal); timing: events, device synchronised, L2 flushed, median\n");
@@ -145,6 +157,7 @@ int main(int argc, char** argv) {
             kernels.push_back({"9d rung 9c, Q fragments in registers", ladder_bf16::pingpong_qreg_forward});
             kernels.push_back({"10 + persistent, tile list", ladder_bf16::persistent_forward});
             kernels.push_back({"10b rung 10, Q fragments in registers", ladder_bf16::persistent_qreg_forward});
+            kernels.push_back({"10c rung 10, three consumer warpgroups at D=64", ladder_bf16::persistent_three_forward});
         }
         kernels.push_back({"reference (flash_attention_forward_bf16)", task4::flash_attention_forward_bf16});
         if (!only.empty())
@@ -156,6 +169,15 @@ int main(int argc, char** argv) {
 #else
         kernels.push_back({"flash_attention_forward_bf16", task4::flash_attention_forward_bf16});
 #endif
+        std::vector<Shape4> listed = custom;
+        if (listed.empty() && grid)  // issue 31's table: 16k or 64k tokens a batch, as FlashAttention-4's and cuDNN's anchors
+            listed = {{16, 16, 1024, 128, false}, {4, 16, 4096, 128, false}, {1, 16, 16384, 128, false},
+                      {16, 32, 1024, 64, false},  {4, 32, 4096, 64, false},  {1, 32, 16384, 64, false}};
+        if (!listed.empty()) {
+            for (Shape4 s : listed)
+                for (bool causal : {false, true}) s.causal = causal, run_shape(ctx.bencher, ctx.ceilings, gemm, s, kernels, quick);
+            return;
+        }
         for (int D : {128, 64})
             for (int S : {4096, 1024})
                 for (bool causal : {false, true})
