@@ -71,15 +71,6 @@ struct Shape {
 // its cases keeps its speed credit.
 constexpr double kEstimateRoom = 1.5;
 
-// Attention over the heads of q, k, v (each BH·S·D) by the harness's oracle — cuBLAS GEMMs, TF32
-// off, and a softmax, materialising the scores — in slices of at most 1 GB of scores (`scores` grows to one slice).
-void sliced_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int S, int D,
-                   bool causal, DeviceBuffer<float>& scores) {
-    const size_t slice = size_t(heads_per_gb_of_scores(BH, S, S)) * S * S;
-    if (scores.size() < slice) scores = DeviceBuffer<float>(slice);
-    sliced_attention_oracle(gemm, q, k, v, o, BH, S, D, causal, scores.get());
-}
-
 // Times attention over B·H heads of S positions by the oracle (fresh inputs, L2 flushed, events). With
 // `memory`: its first call is watched from this process (the GPU's used memory) for the bytes the pipeline
 // takes — the scores, in slices of at most 1 GB as timed, and whatever cuBLAS allocates.
@@ -87,7 +78,7 @@ double time_unfused_attention(Bencher& bench, CublasGemm& gemm, int BH, int S, i
     const size_t n = size_t(BH) * S * D;
     DeviceBuffer<float> q(n), k(n), v(n), o(n), scores(1);
     fill_normal(q.get(), n, 91), fill_normal(k.get(), n, 92), fill_normal(v.get(), n, 93);
-    auto call = [&] { sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), BH, S, D, causal, scores); };
+    auto call = [&] { sliced_attention_oracle(gemm, q.get(), k.get(), v.get(), o.get(), BH, S, D, causal, scores); };
     if (memory) {
         CUDA_CHECK(cudaDeviceSynchronize());
         wait_for_device_memory_to_settle();
@@ -208,7 +199,7 @@ Shape flash_shape(CublasGemm& gemm, int B, int H, int S, int D, bool causal) {
     s.oracle = [&gemm, B, H, S, D, causal, n = s.out_n](uint64_t seed, const std::function<uint64_t(int)>& sign_seed) {
         DeviceBuffer<float> q(n), k(n), v(n), o(n), scores(1);
         fill_normal(q.get(), n, seed), fill_normal(k.get(), n, seed + 1), fill_normal(v.get(), n, seed + 2);
-        sliced_oracle(gemm, q.get(), k.get(), v.get(), o.get(), B * H, S, D, causal, scores);
+        sliced_attention_oracle(gemm, q.get(), k.get(), v.get(), o.get(), B * H, S, D, causal, scores);
         return std::vector{digest(o.get(), n, sign_seed(0))};
     };
     s.tol = {2e-5, 1e-4};  // task4/cases.cpp

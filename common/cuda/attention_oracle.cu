@@ -110,12 +110,13 @@ int heads_per_gb_of_scores(int BH, int Sq, int Sk) {
 }
 
 void sliced_attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int S,
-                             int D, bool causal, float* scores) {
+                             int D, bool causal, DeviceBuffer<float>& scores) {
     const int chunk = heads_per_gb_of_scores(BH, S, S);
+    if (scores.size() < size_t(chunk) * S * S) scores = DeviceBuffer<float>(size_t(chunk) * S * S);
     const size_t head = size_t(S) * D;
     for (int h = 0; h < BH; h += chunk)
         attention_oracle(gemm, q + h * head, k + h * head, v + h * head, o + h * head, std::min(chunk, BH - h), S, S, D,
-                         causal, scores);
+                         causal, scores.get());
 }
 
 }  // namespace attn

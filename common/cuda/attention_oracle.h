@@ -2,6 +2,7 @@
 // too large for golden files (and on fresh inputs): cuBLAS fp32 GEMMs (TF32 off) and a plain
 // masked softmax, materialising the scores. Not fast, not clever: easy to trust.
 #pragma once
+#include "common/cuda/device.h"
 
 namespace attn {
 
@@ -17,10 +18,10 @@ void attention_oracle(CublasGemm& gemm, const float* q, const float* k, const fl
 // once, so that checking a long sequence never needs more memory than a GPU has.
 int heads_per_gb_of_scores(int BH, int Sq, int Sk);
 
-// attention_oracle over BH heads of S positions in slices of heads_per_gb_of_scores(BH, S, S) heads; `scores` holds
-// one slice's scores.
+// attention_oracle over BH heads of S positions in slices of heads_per_gb_of_scores(BH, S, S) heads; `scores` grows to
+// one slice's scores when it is smaller (a caller that keeps it between calls allocates once).
 void sliced_attention_oracle(CublasGemm& gemm, const float* q, const float* k, const float* v, float* o, int BH, int S,
-                             int D, bool causal, float* scores);
+                             int D, bool causal, DeviceBuffer<float>& scores);
 
 // The same softmax over each row of x [rows, cols], in place (Task 2's timed softmax is checked against it).
 void softmax_oracle(float* x, int rows, int cols);

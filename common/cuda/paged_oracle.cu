@@ -118,8 +118,7 @@ std::vector<Digest> serve_step_oracle_digests(CublasGemm& gemm, const task6::tim
     tokens_to_heads_kernel<<<grid_for(nqp), 256>>>(bf16(k_prompt), kept(k, nqp), S, g.H_kv, g.H_q, g.D, nqp);
     tokens_to_heads_kernel<<<grid_for(nqp), 256>>>(bf16(v_prompt), kept(v, nqp), S, g.H_kv, g.H_q, g.D, nqp);
     CUDA_CHECK_LAUNCH();
-    sliced_attention_oracle(gemm, q.get(), k.get(), v.get(), kept(o, nqp), g.H_q, S, g.D, /*causal=*/true,
-                            kept(scores, size_t(heads_per_gb_of_scores(g.H_q, S, S)) * S * S));
+    sliced_attention_oracle(gemm, q.get(), k.get(), v.get(), kept(o, nqp), g.H_q, S, g.D, /*causal=*/true, scores);
     heads_to_tokens_kernel<<<grid_for(nqp), 256>>>(o.get(), kept(o_tokens, nqp), S, g.H_q, g.D, nqp);
     CUDA_CHECK_LAUNCH();
     std::vector<Digest> out = {digest(o_tokens.get(), nqp, sign_seed(0))};
