@@ -21,6 +21,18 @@ struct DeviceInfo {
 };
 DeviceInfo device_info();  // of the current device
 
+// The current device's number of SMs, asked once per process: launch heuristics read it on every call. (Inline: the
+// Python bridge's library links the kernels without device.cpp.)
+inline int sm_count() {
+    static const int n = [] {
+        int dev = 0, count = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
+        return count;
+    }();
+    return n;
+}
+
 // A device allocation of n elements of T, freed on destruction. Move-only.
 template <class T>
 class DeviceBuffer {

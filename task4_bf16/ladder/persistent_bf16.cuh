@@ -35,6 +35,7 @@
 #pragma once
 #include <algorithm>
 
+#include "common/cuda/device.h"
 #include "task4_bf16/ladder/hopper_bf16.cuh"
 
 namespace task4::hopper {
@@ -245,16 +246,6 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
 #endif
 }
 
-inline int sm_count() {
-    static const int n = [] {
-        int dev = 0, count = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
-        return count;
-    }();
-    return n;
-}
-
 // Whether rung 10c's three consumers (192-row tiles) beat 10b's two (128 rows) at D = 64, by what an H100 measured
 // (docs/perf.md, "The bf16 forward at D = 64: three consumer warpgroups"). Without a mask every tile costs the same, so
 // a call takes its number of waves (tiles over #SMs, rounded up) times a tile's rows; three consumers get through their
@@ -267,7 +258,7 @@ inline bool three_warpgroups_pay(int BH, int Sq, int Sk, bool causal) {
     if (Sk < 2048) return false;
     auto waves_times_rows = [&](int rows) {
         const long long tiles = static_cast<long long>(BH) * ((Sq + rows - 1) / rows);
-        return static_cast<double>((tiles + sm_count() - 1) / sm_count()) * rows;
+        return static_cast<double>((tiles + attn::sm_count() - 1) / attn::sm_count()) * rows;
     };
     return waves_times_rows(192) / 1.08 < waves_times_rows(128);
 }
@@ -283,7 +274,7 @@ void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __n
     static_assert(NWG == 2 || (NWG == 3 && D == 64 && !QREG), "three consumers fit 160 registers only at D = 64, Q in shared memory");
     static const int sms = [] {
         CUDA_CHECK(cudaFuncSetAttribute(persistent_kernel<D, BC, STAGES, QREG, NWG>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        return sm_count();
+        return attn::sm_count();
     }();
     if (B * H == 0 || Sq == 0) return;
     Params p = make_params(q, k, v, o, B * H, Sq, Sk, D, causal, BR, BC);

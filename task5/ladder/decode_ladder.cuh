@@ -22,6 +22,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 
 namespace task5_ladder {
 
@@ -97,12 +98,7 @@ __global__ void merge_splits_kernel(const float* part, float* o, int splits) {
 
 // Splits so that the grid holds about 4 blocks per SM, none shorter than 256 positions.
 inline int splits_for(int BH, int len) {
-    static const int sms = [] {
-        int dev = 0, n = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-        return n;
-    }();
+    const int sms = attn::sm_count();
     return std::max(1, std::min((4 * sms + BH - 1) / BH, (len + 255) / 256));
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/cuda/grid.cuh"
 #include "common/cuda/kernel_todo.cuh"
 #include "common/todo.h"
@@ -188,15 +189,9 @@ __global__ void combine_kernel(const float* part_o, const float* part_ml, float*
 }
 
 int choose_splits(int BH, int len) {
-    static const int sms = [] {
-        int dev = 0, n = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-        return n;
-    }();
-    const int want_blocks = 4 * sms;                   // enough blocks to keep every SM streaming
+    const int want_blocks = 4 * attn::sm_count();  // enough blocks to keep every SM streaming
     const int by_blocks = (want_blocks + BH - 1) / BH;
-    const int by_length = (len + 255) / 256;            // no split shorter than 256 positions
+    const int by_length = (len + 255) / 256;       // no split shorter than 256 positions
     return std::max(1, std::min(by_blocks, by_length));
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/cuda/grid.cuh"
 #include "common/cuda/kernel_todo.cuh"
 #include "common/todo.h"

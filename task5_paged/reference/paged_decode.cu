@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/todo.h"
 #include "task5_paged/task5_paged.h"
 #if SOLUTION
@@ -481,16 +482,6 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     if (split) merge_parts<D>(p, it, kvh, rb, rows, reinterpret_cast<float*>(smem_raw));
 }
 
-static int sm_count() {
-    static const int n = [] {
-        int dev = 0, count = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
-        return count;
-    }();
-    return n;
-}
-
 // Shared memory a block of decode_kernel<D, STAGES, N> takes, set as its limit once; how many fit an SM.
 template <int D, int STAGES, int N>
 static int blocks_per_sm(size_t smem) {
@@ -511,7 +502,7 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     static_assert(smem >= kRows * 256 * sizeof(float), "a merge's weights (up to 256 parts a row) must fit it too");
     const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
     const long long units = (long long)g.H_kv * row_blocks;
-    const long long slots = (long long)sm_count() * std::min({blocks_per_sm<D, STAGES, 1>(smem), blocks_per_sm<D, STAGES, 1024>(smem),
+    const long long slots = (long long)attn::sm_count() * std::min({blocks_per_sm<D, STAGES, 1>(smem), blocks_per_sm<D, STAGES, 1024>(smem),
                                                               blocks_per_sm<D, STAGES, 2048>(smem), blocks_per_sm<D, STAGES, 4096>(smem),
                                                               blocks_per_sm<D, STAGES, kInlineInts>(smem)});
     // Every sequence's t tiles become ceil(t / c) pieces of nearly equal length, for each KV head (and row block).
@@ -707,7 +698,7 @@ static void launch_f32(const Geometry& g, const float* q, const float* k_pages, 
     // cut as finely as a uniform batch's.
     long long work = 0;
     for (int b = 0; b < g.B; ++b) work += (long long)lengths[b] * g.H_kv * head_blocks;
-    const int piece_len = int(std::max<long long>(64, (work + 4LL * sm_count() - 1) / (4LL * sm_count())));
+    const int piece_len = int(std::max<long long>(64, (work + 4LL * attn::sm_count() - 1) / (4LL * attn::sm_count())));
     const int pieces = (max_len + piece_len - 1) / piece_len;
     const size_t table_ints = (size_t)g.B * g.pages_per_seq;
     const int* ints = upload_ints({{table, table_ints}, {lengths, (size_t)g.B}});

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/todo.h"
 #include "task5_paged/task5_paged.h"
 
