@@ -21,8 +21,9 @@ struct DeviceInfo {
 };
 DeviceInfo device_info();  // of the current device
 
-// The current device's number of SMs, asked once per process: launch heuristics read it on every call. (Inline: the
-// Python bridge's library links the kernels without device.cpp.)
+// The number of SMs of the device current at the first call, asked once per process (the course runs one GPU a
+// process): launch heuristics read it on every call. Inline: the Python bridge's library links the kernels without
+// device.cpp.
 inline int sm_count() {
     static const int n = [] {
         int dev = 0, count = 0;
