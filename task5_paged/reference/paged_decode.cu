@@ -502,9 +502,10 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     static_assert(smem >= kRows * 256 * sizeof(float), "a merge's weights (up to 256 parts a row) must fit it too");
     const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
     const long long units = (long long)g.H_kv * row_blocks;
-    const long long slots = (long long)attn::sm_count() * std::min({blocks_per_sm<D, STAGES, 1>(smem), blocks_per_sm<D, STAGES, 1024>(smem),
-                                                              blocks_per_sm<D, STAGES, 2048>(smem), blocks_per_sm<D, STAGES, 4096>(smem),
-                                                              blocks_per_sm<D, STAGES, kInlineInts>(smem)});
+    const long long slots = (long long)attn::sm_count() *
+                            std::min({blocks_per_sm<D, STAGES, 1>(smem), blocks_per_sm<D, STAGES, 1024>(smem),
+                                      blocks_per_sm<D, STAGES, 2048>(smem), blocks_per_sm<D, STAGES, 4096>(smem),
+                                      blocks_per_sm<D, STAGES, kInlineInts>(smem)});
     // Every sequence's t tiles become ceil(t / c) pieces of nearly equal length, for each KV head (and row block).
     // Pieces run in waves of `slots` blocks, so c is the one with the shortest estimate, waves × (c + 1): a piece's
     // tiles and about one more for its start and its merge. One wave of equal pieces is the best; a ragged batch's
