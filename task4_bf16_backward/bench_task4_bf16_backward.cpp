@@ -5,7 +5,8 @@
 // products of S×S×D: S and dP, dV, dK, dQ), halved when causal; timing: events, device synchronised, L2 flushed,
 // warm-up, median (common/cuda/bench.h).
 //   make bench-task4-bf16-backward [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
-// --quick: S = 1024 only. tools/vs_torch/sdpa_bf16_backward.py times torch's bf16 backwards (cuDNN, FlashAttention-2)
+// --quick: S = 1024 only; --shape=B,H,S,D (repeatable): those shapes instead, causal and not (D 32, 64 or 128).
+// tools/vs_torch/sdpa_bf16_backward.py times torch's bf16 backwards (cuDNN, FlashAttention-2)
 // at the same shapes, for the side-by-side table of docs/perf.md.
 #include <fmt/format.h>
 
@@ -90,17 +91,30 @@ void run_shape(Bencher& b, const Ceilings& c, const BenchShape& s, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+    bool quick = false;
+    std::vector<BenchShape> listed;  // --shape=B,H,S,D: these instead of the anchors' shapes
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        quick |= a == "--quick";
+        if (a.rfind("--shape=", 0) == 0) {
+            BenchShape s{};
+            if (std::sscanf(a.c_str() + 8, "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4 || s.B < 1 || s.H < 1 || s.S < 1 ||
+                (s.D != 32 && s.D != 64 && s.D != 128)) {
+                fmt::print(stderr, "bench_task4_bf16_backward: --shape=B,H,S,D takes four positive integers, D 32, 64 or 128 (got '{}')\n", a);
+                return 2;
+            }
+            listed.push_back(s);
+        }
+    }
+    if (listed.empty())
+        for (const BenchShape& s : {BenchShape{16, 16, 1024, 128, false}, BenchShape{4, 16, 4096, 128, false}, BenchShape{1, 16, 16384, 128, false},
+                                    BenchShape{16, 32, 1024, 64, false}, BenchShape{4, 32, 4096, 64, false}, BenchShape{1, 32, 16384, 64, false}})
+            if (!quick || s.S == 1024) listed.push_back(s);
     return run_benchmark("bench_task4_bf16_backward", out, [&](BenchContext& ctx) {
         fmt::print(out, "flash_attention_backward_bf16: FLOPs = 2.5 x 4·B·H·S²·D (halved when causal); timing: events, device "
                         "synchronised, L2 flushed, median of 10 after 3; checked on heads 0 and B·H−1 against float64 "
                         "(|diff| <= {} + {}*|want|)\n", kAtol, kRtol);
-        for (const BenchShape& base : {BenchShape{16, 16, 1024, 128, false}, BenchShape{4, 16, 4096, 128, false}, BenchShape{1, 16, 16384, 128, false},
-                                  BenchShape{16, 32, 1024, 64, false}, BenchShape{4, 32, 4096, 64, false}, BenchShape{1, 32, 16384, 64, false}})
-            for (bool causal : {false, true}) {
-                BenchShape s = base;
-                s.causal = causal;
-                if (!quick || s.S == 1024) run_shape(ctx.bencher, ctx.ceilings, s, quick);
-            }
+        for (BenchShape s : listed)
+            for (bool causal : {false, true}) s.causal = causal, run_shape(ctx.bencher, ctx.ceilings, s, quick);
     });
 }
