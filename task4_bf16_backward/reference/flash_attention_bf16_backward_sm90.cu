@@ -11,10 +11,11 @@
 // stages, two tiles ahead. Per query tile, each warpgroup:
 //   Sᵀ  = K_w·Q_iᵀ, dPᵀ = V_w·dO_iᵀ   wgmma m64nBRk16, both operands K-major in shared memory; two groups, so that
 //                                      Pᵀ's exponentials run while dPᵀ is on the tensor cores
-//   Pᵀ, dSᵀ = Pᵀ∘(dPᵀ − δ)            in registers (float32), as rung 1
+//   Pᵀ, dSᵀ = Pᵀ∘(dPᵀ − δ)            in registers (float32), as rung 1; the masks (keys past Sk, causal) in a pass of
+//                                      their own, only in the tiles that need them
 //   dV += Pᵀ·dO_i                      wgmma with A from registers (the accumulator of Sᵀ is the A fragment of Pᵀ) and B
 //                                      MN-major (dO_i as TMA left it: no transpose copy), issued before dSᵀ is stored
-//   dSᵀ → shared memory, [keys][rows], 128-byte swizzled: the A operand of dQ, MN-major
+//   dSᵀ → shared memory, [keys][rows], 128-byte swizzled, by stmatrix: the A operand of dQ, MN-major
 //   dQ_i += dS·K                       both operands MN-major; at D = 128 warpgroup w computes columns 64w … 64w+63
 //                                      over all 128 keys, at D = 64 rows 64w … 64w+63 (one dQ a tile: no doubled adds)
 //   dK += dSᵀ·Q_i                      A from registers, issued after dQ: it runs while dQ goes out
@@ -25,7 +26,8 @@
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
 // longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together.
 // Measured step by step on an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16
-// S=4096 D=128, 312 → 433 causal.
+// S=4096 D=128, 312 → 433 causal; the masks out of the exponentials' loop and dSᵀ by stmatrix ("the mask out of the
+// loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64.
 // flash_attention_bf16_backward.cu calls hopper_key_tiles first; it returns false (rung 1 runs) on anything but a
 // compute capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
 #include <cuda_bf16.h>
@@ -217,16 +219,25 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         wgmma_wait<1>();
         pin(s);
         // Element 4i + 2h + e: key key0 + 8h, row ib + 8i + 2t + e.
-        const bool edge = kb + BC > p.Sk || (p.causal && kb + BC - 1 > ib + off);
 #pragma unroll
         for (int i = 0; i < BR / 8; ++i)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int r = 8 * i + 2 * t + (e & 1), key = key0 + 8 * (e >> 1);
-                float pv = ex2(fmaf(s[4 * i + e], p.scale_log2, -terms[r].x));
-                if (edge && (key >= p.Sk || (p.causal && key > ib + r + off))) pv = 0.0f;
-                s[4 * i + e] = pv;
+            for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -terms[8 * i + 2 * t + (e & 1)].x));
+        // Keys past Sk and (causal) keys past a row's last visible one to 0, only in the tiles that hold such keys: the
+        // whole block takes this branch or not, and inside it a compare and a select an element, no branch. (The test
+        // inside the loop above cost 17 % of the warps' stall samples at D = 64: a branch and its predicates an element.)
+        if (kb + BC > p.Sk || (p.causal && kb + BC - 1 > ib + off)) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int key = key0 + 8 * h;  // visible from tile row row_from on
+                const int row_from = key >= p.Sk ? INT_MAX : p.causal ? key - ib - off : INT_MIN;
+#pragma unroll
+                for (int i = 0; i < BR / 8; ++i)
+#pragma unroll
+                    for (int e2 = 0; e2 < 2; ++e2)
+                        if (8 * i + 2 * t + e2 < row_from) s[4 * i + 2 * h + e2] = 0.0f;
             }
+        }
         wgmma_wait<0>();
         pin(dp);
 #pragma unroll
@@ -245,13 +256,15 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         // 16kb2 + 8(j/2) + 2t. The other warpgroup's dQ of the tile before read these rows: wait for its word (named
         // barrier 2 + w: it arrives when its dQ is done, this warpgroup waits; none before the first tile).
         if (tile > 0) bar_sync(2 + wg, THREADS);
+        // one stmatrix a k-block: the four 8 × 8 matrices of fragment j (rows 16warp + 8(j%2) …, columns 16kb2 + 8(j/2) …);
+        // lane L gives the address of row L % 8 of matrix L / 8 (16 bytes: one chunk of the 128-byte swizzle)
 #pragma unroll
-        for (int kb2 = 0; kb2 < BR / 16; ++kb2)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int row = 64 * wg + 16 * warp + g + 8 * (j & 1), col = 16 * kb2 + 8 * (j >> 1) + 2 * t;
-                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + L::DS + sw128_offset<BC>(row, col)), "r"(da[kb2][j]) : "memory");
-            }
+        for (int kb2 = 0; kb2 < BR / 16; ++kb2) {
+            const int j = lane / 8, row = 64 * wg + 16 * warp + 8 * (j & 1) + lane % 8, col = 16 * kb2 + 8 * (j >> 1);
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(base + L::DS + sw128_offset<BC>(row, col)),
+                         "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
+                         : "memory");
+        }
         fence_proxy_async();
         bar_sync(1, THREADS);  // every warpgroup's dSᵀ rows written; every thread is past the tile before
         if (threadIdx.x == 0 && tile + 2 < n_tiles) load_rows(tile + 2);  // into the stage of the tile before
