@@ -27,7 +27,7 @@
 // longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together.
 // Measured step by step on an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16
 // S=4096 D=128, 312 → 433 causal; the masks out of the exponentials' loop and dSᵀ by stmatrix ("the mask out of the
-// loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64.
+// loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64; wg and warp known warp-uniform: +2–4 %.
 // flash_attention_bf16_backward.cu calls hopper_key_tiles first; it returns false (rung 1 runs) on anything but a
 // compute capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
 #include <cuda_bf16.h>
@@ -161,7 +161,10 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
     }
     if (bh >= p.BH) return;
-    const int kb = kblock * BC, wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    // wg and warp broadcast from lane 0: the compiler then knows them warp-uniform and keeps what derives from them (the
+    // shared-memory addresses, the wgmma descriptors) in uniform registers, not moved there before every wgmma (+2–4 %)
+    const int kb = kblock * BC, wg = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0),
+              warp = __shfl_sync(0xffffffffu, int(threadIdx.x / 32) % 4, 0), lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     const int off = p.Sk - p.Sq;  // causal: row i sees keys ≤ i + off
     const int first_row = p.causal ? max(0, kb - off) : 0;
@@ -285,7 +288,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         // This warp's 16 rows × 64 columns of dQ to its own two boxes, then one lane adds them to the accumulator
         // (asynchronously: it waits for those adds to have read shared memory only before the next tile writes there).
         // Element (r, c) of a box: 16-byte chunk c/4 of its 128-byte row r at chunk (c/4) ^ (r mod 8).
-        const uint32_t dq_box = base + L::DQ + (threadIdx.x / 32) * L::DQ_WARP;
+        const uint32_t dq_box = base + L::DQ + (4 * wg + warp) * L::DQ_WARP;
         if (lane == 0) bulk_wait_read<0>();
         __syncwarp();
 #pragma unroll
