@@ -26,7 +26,7 @@
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
 // longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together.
 // Measured step by step on an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16
-// S=4096 D=128, 312 → 433 causal; the masks out of the exponentials' loop and dSᵀ by stmatrix ("the mask out of the
+// S=4096 D=128, 312 → 433 causal; the masks out of the exponentials' loop and dSᵀ by stmatrix ("the masks out of the
 // loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64; wg and warp known warp-uniform: +2–4 %.
 // flash_attention_bf16_backward.cu calls hopper_key_tiles first; it returns false (rung 1 runs) on anything but a
 // compute capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
@@ -227,8 +227,8 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #pragma unroll
             for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -terms[8 * i + 2 * t + (e & 1)].x));
         // Keys past Sk and (causal) keys past a row's last visible one to 0, only in the tiles that hold such keys: the
-        // whole block takes this branch or not, and inside it a compare and a select an element, no branch. (The test
-        // inside the loop above cost 17 % of the warps' stall samples at D = 64: a branch and its predicates an element.)
+        // whole block takes this branch or not, and inside it a compare and a select an element, no branch. (As a test
+        // inside the exponentials' loop it cost 17 % of the warps' stall samples at D = 64: a branch and predicates an element.)
         if (kb + BC > p.Sk || (p.causal && kb + BC - 1 > ib + off)) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
