@@ -129,6 +129,7 @@ if ! ls task*/reference >/dev/null 2>&1; then
   step "grader's command line (CLI11)" grader_command_line ./build/skeleton/bin/grader
   step "task7 tokenizer = tiktoken, checkpoint checks" ./build/skeleton/bin/task7_cpu_tests
   step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_summary.py
+  step "stalls by source line: ncu source-page parser (fixture)" $PY tools/profile/test_stalls_by_line.py
   step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
   step "python bridge: checks, torch op, make python" $PY python/tests/test_bridge.py
   step "grade (writes Results.md)" $MAKE grade OUT=build/grade
@@ -150,6 +151,7 @@ step "timed calls' oracles against float64 (GPU or skip)" ./build/reference/bin/
 step "grader's command line (CLI11)" grader_command_line ./build/reference/bin/grader
 step "task7 tokenizer = tiktoken, checkpoint checks" ./build/reference/bin/task7_cpu_tests
 step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_summary.py
+step "stalls by source line: ncu source-page parser (fixture)" $PY tools/profile/test_stalls_by_line.py
 step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
 step "python bridge on the GPU (or skip)" env ATTNLAB_IMPL=reference $PY python/tests/test_bridge_gpu.py
 step "make profile-task4, sanitize-task4 (GPU or skip)" gpu_tools_run_or_skip reference
