@@ -2,9 +2,10 @@
 """Tests of tools/profile/stalls_by_line.py (run by tools/ci/run_tests.sh; no GPU, no ncu).
 
 The fixture tools/profile/testdata/ncu_source_bwd.csv is cut from a real `ncu --page source --csv --print-source
-cuda,sass` export of 4d's Hopper backward (Nsight Compute on an H100; the paths shortened): two file blocks, the
-wgmma wait's source line with its four SASS rows and the gap rows between them, a source line with no SASS rows after
-it, and the exponentials' loop with six SASS rows. Its source rows carry unescaped quotes, as ncu writes them.
+cuda,sass` export of 4d's Hopper backward (Nsight Compute on an H100): two file blocks, the wgmma wait's source line
+with its four SASS rows and the gap rows between them, a source line with no SASS rows after it, and the exponentials'
+loop with six SASS rows. The paths, the kernel's name and the source texts are replaced (the kit holds no line of the
+reference); the source rows keep unescaped quotes, as ncu writes them.
 """
 import io
 import os
@@ -32,7 +33,7 @@ class StallsByLineTest(unittest.TestCase):
         wait = lines[("hopper_bf16.cuh", 174)]
         self.assertEqual(wait["stalls"].most_common(1)[0][0], "barrier")
         self.assertEqual(set(wait["opcodes"]), {"WARPGROUP"})
-        self.assertTrue(wait["text"].startswith('asm volatile("wgmma.wait_group'))
+        self.assertTrue(wait["text"].startswith('asm volatile("wait.for.the.tensor.cores'))
         loop = lines[("flash_attention_bf16_backward_sm90.cu", 224)]
         self.assertEqual(loop["opcodes"]["LDS"], 124 + 265)
 
