@@ -21,6 +21,7 @@
 
 #include "common/cuda/attention_oracle.h"
 #include "common/cuda/bench.h"
+#include "common/cuda/bench_shapes.h"
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/gpu_compare.h"
 #include "task4_bf16/task4_bf16.h"
@@ -102,13 +103,12 @@ int main(int argc, char** argv) {
         quick |= a == "--quick", one |= a == "--one", grid |= a == "--grid";
         if (a.rfind("--only=", 0) == 0) only = "," + a.substr(7) + ",";
         if (a.rfind("--shape=", 0) == 0) {
-            Shape4 s{};
-            if (std::sscanf(a.c_str() + 8, "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4 || s.B < 1 || s.H < 1 || s.S < 1 ||
-                (s.D != 64 && s.D != 128)) {
+            const std::optional<attn::Bhsd> s = attn::parse_shape_arg(a, {64, 128});
+            if (!s) {
                 fmt::print(stderr, "bench_task4_bf16: --shape=B,H,S,D takes four positive integers, D 64 or 128 (got '{}')\n", a);
                 return 2;
             }
-            custom.push_back(s);
+            custom.push_back({s->B, s->H, s->S, s->D, false});
         }
     }
     return run_benchmark("bench_task4_bf16", out, [&](BenchContext& ctx) {
@@ -170,9 +170,8 @@ int main(int argc, char** argv) {
         kernels.push_back({"flash_attention_forward_bf16", task4::flash_attention_forward_bf16});
 #endif
         std::vector<Shape4> listed = custom;
-        if (listed.empty() && grid)  // issue 31's table: 16k or 64k tokens a batch, as FlashAttention-4's and cuDNN's anchors
-            listed = {{16, 16, 1024, 128, false}, {4, 16, 4096, 128, false}, {1, 16, 16384, 128, false},
-                      {16, 32, 1024, 64, false},  {4, 32, 4096, 64, false},  {1, 32, 16384, 64, false}};
+        if (listed.empty() && grid)
+            for (const attn::Bhsd& a : attn::kAnchorShapes) listed.push_back({a.B, a.H, a.S, a.D, false});
         if (!listed.empty()) {
             for (Shape4 s : listed)
                 for (bool causal : {false, true}) s.causal = causal, run_shape(ctx.bencher, ctx.ceilings, gemm, s, kernels, quick);

@@ -18,6 +18,7 @@
 
 #include "common/cuda/backward_oracle.h"
 #include "common/cuda/bench.h"
+#include "common/cuda/bench_shapes.h"
 #include "common/cuda/bf16_convert.h"
 #include "common/cuda/cublas_gemm.h"  // fill_normal
 #include "common/cuda/gpu_compare.h"
@@ -97,19 +98,17 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         quick |= a == "--quick";
         if (a.rfind("--shape=", 0) == 0) {
-            BenchShape s{};
-            if (std::sscanf(a.c_str() + 8, "%d,%d,%d,%d", &s.B, &s.H, &s.S, &s.D) != 4 || s.B < 1 || s.H < 1 || s.S < 1 ||
-                (s.D != 32 && s.D != 64 && s.D != 128)) {
+            const std::optional<Bhsd> s = parse_shape_arg(a, {32, 64, 128});
+            if (!s) {
                 fmt::print(stderr, "bench_task4_bf16_backward: --shape=B,H,S,D takes four positive integers, D 32, 64 or 128 (got '{}')\n", a);
                 return 2;
             }
-            listed.push_back(s);
+            listed.push_back({s->B, s->H, s->S, s->D, false});
         }
     }
     if (listed.empty())
-        for (const BenchShape& s : {BenchShape{16, 16, 1024, 128, false}, BenchShape{4, 16, 4096, 128, false}, BenchShape{1, 16, 16384, 128, false},
-                                    BenchShape{16, 32, 1024, 64, false}, BenchShape{4, 32, 4096, 64, false}, BenchShape{1, 32, 16384, 64, false}})
-            if (!quick || s.S == 1024) listed.push_back(s);
+        for (const Bhsd& s : kAnchorShapes)
+            if (!quick || s.S == 1024) listed.push_back({s.B, s.H, s.S, s.D, false});
     return run_benchmark("bench_task4_bf16_backward", out, [&](BenchContext& ctx) {
         fmt::print(out, "flash_attention_backward_bf16: FLOPs = 2.5 x 4·B·H·S²·D (halved when causal); timing: events, device "
                         "synchronised, L2 flushed, median of 10 after 3; checked on heads 0 and B·H−1 against float64 "

@@ -1,0 +1,32 @@
+// bench_shapes.h — shapes the bf16 attention benchmarks share (bench_task4_bf16, bench_task4_bf16_backward): the
+// anchors of FlashAttention-4's and cuDNN's tables (16k or 64k tokens a batch, head_dim 128 and 64), and the
+// --shape=B,H,S,D argument that names shapes of one's own.
+#pragma once
+#include <array>
+#include <cstdio>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+namespace attn {
+
+struct Bhsd {
+    int B, H, S, D;
+};
+
+inline constexpr std::array<Bhsd, 6> kAnchorShapes = {{{16, 16, 1024, 128}, {4, 16, 4096, 128}, {1, 16, 16384, 128},
+                                                       {16, 32, 1024, 64},  {4, 32, 4096, 64},  {1, 32, 16384, 64}}};
+
+// The shape of an argument "--shape=B,H,S,D": four positive integers, D one of `head_dims`; nullopt when it is not.
+inline std::optional<Bhsd> parse_shape_arg(const std::string& arg, std::initializer_list<int> head_dims) {
+    Bhsd s{};
+    char tail = 0;
+    if (arg.rfind("--shape=", 0) != 0 ||
+        std::sscanf(arg.c_str() + 8, "%d,%d,%d,%d%c", &s.B, &s.H, &s.S, &s.D, &tail) != 4 || s.B < 1 || s.H < 1 || s.S < 1)
+        return std::nullopt;
+    for (int d : head_dims)
+        if (s.D == d) return s;
+    return std::nullopt;
+}
+
+}  // namespace attn
