@@ -21,18 +21,20 @@ struct DeviceInfo {
 };
 DeviceInfo device_info();  // of the current device
 
-// The number of SMs of the device current at the first call, asked once per process (the course runs one GPU a
-// process): launch heuristics read it on every call. Inline: the Python bridge's library links the kernels without
+// An attribute of the device current at the first call, asked once per process and attribute (the course runs one GPU
+// a process): launch heuristics read them on every call. Inline: the Python bridge's library links the kernels without
 // device.cpp.
-inline int sm_count() {
-    static const int n = [] {
-        int dev = 0, count = 0;
+template <cudaDeviceAttr A>
+inline int cached_device_attribute() {
+    static const int value = [] {
+        int dev = 0, v = 0;
         CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev));
-        return count;
+        CUDA_CHECK(cudaDeviceGetAttribute(&v, A, dev));
+        return v;
     }();
-    return n;
+    return value;
 }
+inline int sm_count() { return cached_device_attribute<cudaDevAttrMultiProcessorCount>(); }
 
 // A device allocation of n elements of T, freed on destruction. Move-only.
 template <class T>

@@ -60,6 +60,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "task4/ladder/flash_ladder.cuh"  // check_args
 
 namespace task4_ladder {
@@ -399,12 +400,7 @@ __global__ void __launch_bounds__(WARPS * 32) flash_tf32_kernel(Params p) {
 // Launchers with Task 4's interface.
 // ------------------------------------------------------------------------------------------------
 inline void require_tensor_cores() {
-    static const int major = [] {
-        int dev = 0, cc = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev));
-        return cc;
-    }();
+    const int major = attn::cached_device_attribute<cudaDevAttrComputeCapabilityMajor>();
     if (major < 8)
         throw std::runtime_error("flash_attention_forward (3xTF32): this GPU (sm_" + std::to_string(major) +
                                  "x) has no TF32 tensor cores (mma.sync m16n8k8 tf32 needs sm_80 or newer)");

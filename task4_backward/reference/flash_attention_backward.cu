@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/cuda/grid.cuh"
 #include "common/cuda/stream_scratch.h"
 #include "common/todo.h"
@@ -605,15 +606,7 @@ void run_backward(const BwdParams& p, const float* o, float* delta, int BH) {
     }
 }
 
-int smem_per_block_optin() {
-    static const int bytes = [] {
-        int dev = 0, v = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        return v;
-    }();
-    return bytes;
-}
+int smem_per_block_optin() { return attn::cached_device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>(); }
 
 // D ∈ {32, 64, 96, 128}, positive sizes (any B·H: the grid spreads heads over y and z), pointers set and 16-byte aligned
 // (rows are read as float4s): otherwise std::invalid_argument naming the argument.

@@ -276,10 +276,11 @@ void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __n
     constexpr size_t smem = size_t(2 * BR + 2 * STAGES * BC) * D * 2 + 1024 + 256;
     static_assert(smem <= 227 * 1024, "shared memory: fewer stages or a smaller key tile");
     static_assert(NWG == 2 || (NWG == 3 && D == 64 && !QREG), "three consumers fit 160 registers only at D = 64, Q in shared memory");
-    static const int sms = [] {
+    static const bool attr = [] {  // once per instantiation: above the default 48 KB of shared memory
         CUDA_CHECK(cudaFuncSetAttribute(persistent_kernel<D, BC, STAGES, QREG, NWG>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        return attn::sm_count();
+        return true;
     }();
+    (void)attr;
     if (B * H == 0 || Sq == 0) return;
     Params p = make_params(q, k, v, o, B * H, Sq, Sk, D, causal, BR, BC);
     p.lse = lse;
@@ -288,7 +289,7 @@ void persistent_launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __n
     // causal: groups of heads whose K and V (Sk·D·2 bytes each) fit in 16 MB together, a third of the H100's L2
     pp.heads_per_group = int(std::max<size_t>(1, std::min<size_t>(size_t(B) * H, (size_t(16) << 20) / (size_t(Sk) * D * 4))));
     const int tiles = pp.row_blocks * pp.BH;
-    persistent_kernel<D, BC, STAGES, QREG, NWG><<<std::min(tiles, sms), 128 * (NWG + 1), smem>>>(p, pp);
+    persistent_kernel<D, BC, STAGES, QREG, NWG><<<std::min(tiles, attn::sm_count()), 128 * (NWG + 1), smem>>>(p, pp);
     CUDA_CHECK_LAUNCH();
 }
 
