@@ -36,6 +36,22 @@ inline int cached_device_attribute() {
 }
 inline int sm_count() { return cached_device_attribute<cudaDevAttrMultiProcessorCount>(); }
 
+// Empty when the current GPU has bf16 tensor cores (mma.sync m16n8k16 bf16: sm_80 or newer); else why not, naming the GPU.
+// Asked once a process: the bf16 entry points check it on every call, and cudaGetDeviceProperties costs tens to
+// hundreds of microseconds of host time (4d's backward asked it each call: a training step's host time).
+inline const std::string& missing_bf16_mma() {
+    static const std::string why = [] {
+        if (cached_device_attribute<cudaDevAttrComputeCapabilityMajor>() >= 8) return std::string();
+        int dev = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        cudaDeviceProp prop{};
+        CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+        return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
+               ") has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)";
+    }();
+    return why;
+}
+
 // A device allocation of n elements of T, freed on destruction. Move-only.
 template <class T>
 class DeviceBuffer {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/cuda/grid.cuh"
 #include "common/todo.h"
 #include "task4_bf16/task4_bf16.h"
@@ -379,15 +380,6 @@ ATTNLAB_BF16_FA2_INSTANCES(X)
 bool hopper_forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, __nv_bfloat16* o, int B,
                     int H, int Sq, int Sk, int D, bool causal, float* lse = nullptr);
 
-bool device_has_bf16_mma(std::string* what) {
-    int dev = 0, major = 0, minor = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    if (what) *what = "GPU " + std::to_string(dev) + " (sm_" + std::to_string(major) + std::to_string(minor) + ")";
-    return major >= 8;
-}
-
 // flash_attention_forward_bf16, and with lse set 4d's flash_attention_forward_bf16_lse
 // (task4_bf16_backward/task4_bf16_backward.h): the same checks and kernels, which then also write each row's
 // log-sum-exp. `who` names the entry point in the errors.
@@ -398,9 +390,7 @@ void forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16
     if (B < 0 || H < 0 || Sq < 0 || Sk < 1)
         throw std::invalid_argument(who + ": B, H, Sq must be >= 0 and Sk >= 1 (got B=" + std::to_string(B) + " H=" +
                                     std::to_string(H) + " Sq=" + std::to_string(Sq) + " Sk=" + std::to_string(Sk) + ")");
-    std::string gpu;
-    if (!bf16_detail::device_has_bf16_mma(&gpu))
-        throw std::runtime_error(who + ": " + gpu + " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)");
+    if (!attn::missing_bf16_mma().empty()) throw std::runtime_error(who + ": " + attn::missing_bf16_mma());
     if (bf16_detail::hopper_forward(q, k, v, o, B, H, Sq, Sk, D, causal, lse)) return;  // H100, H200: flash_attention_bf16_sm90.cu
     if (D == 64)
         bf16_detail::launch_fa2<64, 4, 2, 64, true, false>(q, k, v, o, B, H, Sq, Sk, causal, lse);

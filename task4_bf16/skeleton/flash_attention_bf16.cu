@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/cuda/grid.cuh"
 #include "common/todo.h"
 #include "task4_bf16/task4_bf16.h"

@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/cuda/grid.cuh"
 #include "common/cuda/stream_scratch.h"
 #include "common/todo.h"
@@ -343,15 +344,6 @@ void run(const Params& base, const __nv_bfloat16* o, __nv_bfloat16* dq) {
     CUDA_CHECK_LAUNCH();
 }
 
-bool device_has_bf16_mma(std::string* name) {
-    int dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-    *name = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
-    return prop.major >= 8;
-}
-
 }  // namespace bf16_bwd_detail
 
 #else
@@ -399,9 +391,7 @@ void flash_attention_backward_bf16(const __nv_bfloat16* q, const __nv_bfloat16* 
         if (reinterpret_cast<uintptr_t>(ptr) % 16)
             throw std::invalid_argument(std::string(fn) + ": " + name + " is not 16-byte aligned (rows are read 8 bf16 at a time)");
     }
-    std::string gpu;
-    if (!device_has_bf16_mma(&gpu))
-        throw std::runtime_error(std::string(fn) + ": " + gpu + " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)");
+    if (!attn::missing_bf16_mma().empty()) throw std::runtime_error(std::string(fn) + ": " + attn::missing_bf16_mma());
     const double scale = 1.0 / std::sqrt(double(D));
     const Params p{q, k, v, dout, lse, nullptr, nullptr, dk, dv, Sq, Sk, causal, float(scale), float(1.4426950408889634 * scale),
                    (long long)B * H};

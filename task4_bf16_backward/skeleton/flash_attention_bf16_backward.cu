@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"
 #include "common/cuda/grid.cuh"
 #include "common/cuda/stream_scratch.h"
 #include "common/todo.h"

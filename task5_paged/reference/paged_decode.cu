@@ -172,20 +172,6 @@ constexpr int kThreads = 128;
 // than one block of 32 rows, whose twice as many registers leave too few warps on an SM to hide the loads behind).
 constexpr int kRows = 16;
 
-// Asked once a process (cudaGetDeviceProperties alone costs tens of microseconds: a decode step's host time).
-static const std::string& missing_bf16_mma() {
-    static const std::string why = [] {
-        int dev = 0, major = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-        if (major >= 8) return std::string();
-        cudaDeviceProp prop{};
-        CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-        return std::string(prop.name) + " has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)";
-    }();
-    return why;
-}
-
 // Each sequence's pool row for its newest position, page · page_size + slot (from the checked tables), on the device.
 static const int* append_rows(const int* table, const int* lengths, int B, int page_size, int pages_per_seq) {
     std::vector<int> dst(B);
@@ -590,7 +576,7 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
 }
 
 static void require_bf16_mma(const char* fn) {
-    if (!missing_bf16_mma().empty()) throw std::runtime_error(std::string(fn) + ": " + missing_bf16_mma());
+    if (!attn::missing_bf16_mma().empty()) throw std::runtime_error(std::string(fn) + ": " + attn::missing_bf16_mma());
 }
 
 // ---- float32 caches (task5b.3, task5b.4): CUDA cores, no tensor cores, the same split-and-merge -----------------------
