@@ -744,6 +744,10 @@ class TrainOnYourKernels(unittest.TestCase):
             self.assertTrue(all(math.isfinite(x) and 5 < x < 12 for x in r["train_loss"] + r["val_loss"]))
             self.assertGreater(r["tokens_per_s"], 0)
         self.assertTrue(result["verdict"]["agree"])
+        turns = result["speed_in_turns"]  # the speed comparison in turns: attnlab and the runs it is compared with
+        self.assertEqual(set(turns["median"]), {"attnlab", *self.ta.MODES[precision]["speed"]})
+        self.assertTrue(all(len(v) == turns["rounds"] and min(v) > 0 for v in turns["every_round"].values()))
+        self.assertIn("in turns", run.stdout)
         try:
             import matplotlib  # noqa: F401
         except ImportError:

@@ -37,6 +37,10 @@ the baseline), sdpa-cudnn (SDPA's cuDNN backend: the noise), and for scale sdpa-
 on the same bf16 q, k, v (not judged): the bf16 kernels all round P to bf16 before P·V, and lie ten times closer to
 one another than to it (H200, 2026-11-26: training-loss RMS distances 2.3e-05 between the bf16 kernels, 3.7e-04 from
 float32 attention).
+Speed: after the runs, attnlab and the SDPA runs it is compared with train again, their steps timed in turns
+(--speed-rounds rounds of --speed-steps steps each, the order rotating; the median of each run's rounds): the tokens/s
+comparison that counts, as every run then meets the same drift of clocks and host. The tokens/s of the training runs
+themselves (each minutes long, one after another) are printed and drawn too.
 Written: DIR/train_attnlab.json (curves, tokens/s, the verdict), DIR/train_attnlab.png (where matplotlib is;
 else draw it elsewhere with --plot). Exit 0 when the curves agree, 1 when they differ, 77 without a GPU.
 """
@@ -153,15 +157,64 @@ def val_windows(val, seq, limit=None):
     return x, y
 
 
+def build(name, mode, cfg, device, seed):
+    """A run's model (the same initial weights for every seed: built on the CPU after seeding), its AdamW, and the
+    context its steps run in (autocast in bf16, the SDPA backend)."""
+    attend, context = attention_for(name, device, mode == "bf16")
+    torch.manual_seed(seed)  # the same initial weights and the same dropout masks in every run
+    model = CourseGPT(50257, max(256, cfg["seq"]), cfg["width"], cfg["layers"], cfg["width"] // 64, cfg["dropout"],
+                      attend=attend).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.95), weight_decay=cfg["weight_decay"])
+    return model, opt, context
+
+
+def train_step(model, opt, train, cfg, g, device, lr):
+    """One optimiser step on a batch drawn with generator g; returns the loss (on the device, no synchronisation)."""
+    for group in opt.param_groups:
+        group["lr"] = lr
+    seq, bsz = cfg["seq"], cfg["batch"]
+    starts = torch.randint(0, len(train) - seq - 1, (bsz,), generator=g)
+    x = torch.stack([train[s:s + seq] for s in starts]).to(device)
+    y = torch.stack([train[s + 1:s + seq + 1] for s in starts]).to(device)
+    loss = torch.nn.functional.cross_entropy(model(x).float().flatten(0, 1), y.flatten())
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return loss.detach()
+
+
+def speed_in_turns(mode, cfg, train, device, seed, rounds, steps):
+    """tokens/s of attnlab and the SDPA runs the speed line compares, their steps timed in turns on the same GPU: one
+    model each, then `rounds` rounds (after one of warm-up) in which each run trains `steps` steps timed alone, the order
+    rotating from round to round. The training runs each take minutes, one after another, and what else changes over
+    minutes (the clocks, the temperature, the host) moves their tokens/s by as much as the runs differ (docs/perf.md); in
+    turns, every run meets the same drift. Returns ({run: the median of its rounds' tokens/s}, {run: every round's})."""
+    names = ("attnlab",) + tuple(MODES[mode]["speed"])
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    built = {n: build(n, mode, cfg, device, seed) for n in names}
+    rates = {n: [] for n in names}
+    for r in range(rounds + 1):  # round 0 warms up (allocator, autotuning, the clocks)
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            model, opt, context = built[n]
+            g = torch.Generator().manual_seed(seed + r)  # the same batches for every run in a round
+            with context():
+                sync()
+                t0 = time.perf_counter()
+                for _ in range(steps):
+                    train_step(model, opt, train, cfg, g, device, 0.1 * cfg["lr"])
+                sync()
+            if r:
+                rates[n].append(steps * cfg["batch"] * cfg["seq"] / (time.perf_counter() - t0))
+    del built
+    return {n: sorted(v)[len(v) // 2] for n, v in rates.items()}, rates
+
+
 def train_one(name, mode, cfg, data, device, seed, max_minutes, stop_at=None):
     """One run: returns its log (every step's training loss, validation losses, tokens/s). stop_at: the step
     an earlier run was cut short at (the schedule still follows cfg["steps"])."""
     train, (vx, vy) = data
-    attend, context = attention_for(name, device, mode == "bf16")
-    torch.manual_seed(seed)  # the same initial weights (built on the CPU) and the same dropout masks in every run
-    model = CourseGPT(50257, max(256, cfg["seq"]), cfg["width"], cfg["layers"], cfg["width"] // 64, cfg["dropout"],
-                      attend=attend).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], betas=(0.9, 0.95), weight_decay=cfg["weight_decay"])
+    model, opt, context = build(name, mode, cfg, device, seed)
     g = torch.Generator().manual_seed(seed)  # the same batches in every run
     steps, seq, bsz, warmup = cfg["steps"], cfg["seq"], cfg["batch"], 50
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -185,17 +238,7 @@ def train_one(name, mode, cfg, data, device, seed, max_minutes, stop_at=None):
     with context():
         for step in range(1, steps + 1):
             lr = cfg["lr"] * min(1.0, step / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, step / steps))))
-            for group in opt.param_groups:
-                group["lr"] = lr
-            starts = torch.randint(0, len(train) - seq - 1, (bsz,), generator=g)
-            x = torch.stack([train[s:s + seq] for s in starts]).to(device)
-            y = torch.stack([train[s + 1:s + seq + 1] for s in starts]).to(device)
-            loss = torch.nn.functional.cross_entropy(model(x).float().flatten(0, 1), y.flatten())
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses[step - 1] = loss.detach()
+            losses[step - 1] = train_step(model, opt, train, cfg, g, device, lr)
             out_of_time = (max_minutes and time.time() - t_start > max_minutes * 60) or step == stop_at
             if step % cfg["eval_every"] == 0 or step == steps or out_of_time:
                 sync()
@@ -278,15 +321,20 @@ def verdict_lines(v):
     return lines
 
 
-def speed_lines(runs, mode):
-    """attnlab's tokens/s against the faster SDPA run in its precision."""
-    tps = {n: runs[n].get("tokens_per_s") for n in MODES[mode]["runs"]}
-    sdpa = {n: tps[n] for n in MODES[mode]["speed"] if tps[n]}
-    if not tps["attnlab"] or not sdpa:
-        return ["train_attnlab: tokens/s not measured for every run (too few steps)"]
-    best = max(sdpa, key=sdpa.get)
-    return ["train_attnlab: tokens/s: " + ", ".join(f"{n} {t:,.0f}" for n, t in tps.items() if t) +
-            f"; attnlab at {tps['attnlab'] / sdpa[best]:.2f}× the faster SDPA run ({best})"]
+def speed_lines(runs, mode, in_turns=None):
+    """attnlab's tokens/s against the faster SDPA run in its precision: during the training runs, and (the comparison
+    that counts, where measured) with the steps timed in turns (speed_in_turns)."""
+    def line(what, tps):
+        sdpa = {n: tps[n] for n in MODES[mode]["speed"] if tps.get(n)}
+        if not tps.get("attnlab") or not sdpa:
+            return f"train_attnlab: tokens/s {what}: not measured for every run (too few steps)"
+        best = max(sdpa, key=sdpa.get)
+        return (f"train_attnlab: tokens/s {what}: " + ", ".join(f"{n} {t:,.0f}" for n, t in tps.items() if t) +
+                f"; attnlab at {tps['attnlab'] / sdpa[best]:.3f}× the faster SDPA run ({best})")
+    lines = [line("during training", {n: runs[n].get("tokens_per_s") for n in MODES[mode]["runs"]})]
+    if in_turns:
+        lines.append(line(f"in turns ({in_turns['rounds']} rounds of {in_turns['steps']} steps, median)", in_turns["median"]))
+    return lines
 
 
 def plot(json_path, png_path=None):
@@ -340,6 +388,10 @@ def plot(json_path, png_path=None):
                 f"vs noise {v['validation']['noise_rms']:.2e}; training {v['training']['attnlab_rms']:.2e} vs "
                 f"{v['training']['noise_rms']:.2e} (within {v['factor']:g}× the noise: "
                 f"{'yes' if v['agree'] else 'no'})")
+    turns = result.get("speed_in_turns")
+    if turns:
+        tail += (f"\ntokens/s with the steps timed in turns ({turns['rounds']} rounds of {turns['steps']}, median): " +
+                 ", ".join(f"{n} {t:,.0f}" for n, t in turns["median"].items()))
     fig.suptitle(head + "\n" + tail, fontsize=10)
     fig.tight_layout()
     fig.savefig(png_path, dpi=110)
@@ -357,6 +409,9 @@ def main():
     ap.add_argument("--tokens", help="the text as a file of tools/goldens/train_model.py --write-tokens (default: "
                                      "build/kjv-tokens.pt where it exists, else the Bible package and tiktoken)")
     ap.add_argument("--seed", type=int, default=1611)
+    ap.add_argument("--speed-rounds", type=int, help="after training, rounds of the speed comparison in turns (default 7; "
+                                                     "--test 1; 0: none)")
+    ap.add_argument("--speed-steps", type=int, help="steps each run trains, timed, in a round (default 20; --test 1)")
     ap.add_argument("--precision", choices=sorted(MODES), default="float32",
                     help="float32 (Task 4c against SDPA's memory-efficient and math backends, sequences of 256) or bf16 "
                          "(4d under torch.autocast against SDPA's FlashAttention-2 and cuDNN backends, sequences of 4,096)")
@@ -402,13 +457,19 @@ def main():
         print(f"train_attnlab: {name}: {runs[name]['steps_done']} steps in {runs[name]['seconds']:.0f} s, "
               f"{'%.0f tokens/s' % tps if tps else 'tokens/s not measured'}", flush=True)
     v = verdict(runs, mode)
+    rounds = args.speed_rounds if args.speed_rounds is not None else (1 if args.test else 7)
+    in_turns = None
+    if rounds > 0:
+        steps = args.speed_steps or (1 if args.test else 20)
+        median, every = speed_in_turns(mode, cfg, train, device, args.seed, rounds, steps)
+        in_turns = {"rounds": rounds, "steps": steps, "median": median, "every_round": every}
     result = {"config": cfg, "precision": mode, "device": where, "torch": torch.__version__, "seed": args.seed, "runs": runs,
-              "verdict": v, "date": time.strftime("%Y-%m-%d")}
+              "verdict": v, "speed_in_turns": in_turns, "date": time.strftime("%Y-%m-%d")}
     json_path = os.path.join(args.out, "train_attnlab.json")
     with open(json_path, "w") as f:
         json.dump(result, f, indent=1)
     print(f"train_attnlab: wrote {json_path}")
-    for line in verdict_lines(v) + speed_lines(runs, mode):
+    for line in verdict_lines(v) + speed_lines(runs, mode, in_turns):
         print(line, flush=True)
     try:
         print(f"train_attnlab: wrote {plot(json_path)}")
