@@ -312,6 +312,7 @@ std::vector<GradeCase> bf16_backward_grade_cases() {
         cases.push_back({std::string("forward+lse: ") + g, 0.5, [g] { return forward_golden_case(g); }, "forward"});
     for (const auto& [s, note] : {std::pair{Shape4{1, 2, 2048, 2048, 128, false}, ""}, std::pair{Shape4{2, 3, 1100, 2500, 64, true}, ""},
                                   std::pair{Shape4{2, 2, 700, 300, 128, true}, " (400 rows see no key)"},
+                                  std::pair{Shape4{1, 2, 4100, 4100, 64, true}, " (Hopper: 4b's three consumer warpgroups)"},
                                   std::pair{Shape4{70, 1000, 2, 1, 64, true}, " (B·H = 70000)"}})
         cases.push_back({"forward+lse: " + s.str() + note, 0.5, [s = s, note = note] { return forward_fresh_case(s, note); }, "forward"});
     cases.push_back({"forward+lse rejects head_dim 32", 0.25, [] { return rejects("head_dim 32", "32", 16, 32, false, true); }, "forward"});

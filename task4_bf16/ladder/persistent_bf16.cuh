@@ -256,9 +256,11 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
 // rows 8 % faster once the rows are long (Sk ≥ 2,048). That model picked the faster kernel at each of the six shapes
 // measured with Sk ≥ 2,048 (S = 2,048 to 16,384, B·H = 32 to 256; the ratio of the two within 3 % of its prediction);
 // at S = 1,024 three consumers lost 4 %. Causal, the row blocks differ and 192-row tiles compute more masked keys:
-// three consumers won only from Sq = 8,192 (+3 %; +5 % at 16,384; −2 to −18 % at 1,024 to 4,096).
+// three consumers first won only from Sq = 8,192; with the warp-uniform indices they lead from 4,096 (+0.3 to +6 % at
+// nine shapes of S = 4,096 to 16,384, B·H = 12 to 256, two passes; level at 2,048: −1.1 to +1.0 %; docs/perf.md,
+// "4b's entry point").
 inline bool three_warpgroups_pay(int BH, int Sq, int Sk, bool causal) {
-    if (causal) return Sq >= 8192 && Sk >= 8192;
+    if (causal) return Sq >= 4096 && Sk >= 4096;
     if (Sk < 2048) return false;
     auto waves_times_rows = [&](int rows) {
         const long long tiles = static_cast<long long>(BH) * ((Sq + rows - 1) / rows);
