@@ -38,12 +38,7 @@ FILE* out = stdout;
 using task4::bf16_convert::from_bf16;
 using task4::bf16_convert::to_bf16;
 
-struct Shape4 {
-    int B, H, S, D;
-    bool causal;
-    std::string name() const { return fmt::format("B={} H={} S={} D={}{}", B, H, S, D, causal ? " causal" : ""); }
-    double flops() const { return 4.0 * B * H * double(S) * S * D * (causal ? 0.5 : 1.0); }
-};
+using Shape4 = attn::BenchShape;
 
 using Forward = std::function<void(const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*,
                                    int, int, int, int, int, bool)>;
@@ -86,8 +81,8 @@ void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s,
         double e2 = 0;
         for (size_t i = 0; i < n; ++i) e2 += double(g[i] - w[i]) * (g[i] - w[i]);
         const Timing t = b.time([&] { kn.fn(q.get(), k.get(), v.get(), o.get(), s.B, s.H, s.S, s.S, s.D, s.causal); }, opt);
-        fmt::print(out, "  {}   {:6.1f} TFLOP/s   rel L2 {:.1e}  max|diff| {:.1e}  {}\n", perf_line(kn.name, t, s.flops(), 0, c),
-                   s.flops() / t.median_ms / 1e9, std::sqrt(e2 / ref2), d.max_abs,
+        fmt::print(out, "  {}   {:6.1f} TFLOP/s   rel L2 {:.1e}  max|diff| {:.1e}  {}\n", perf_line(kn.name, t, s.forward_flops(), 0, c),
+                   s.forward_flops() / t.median_ms / 1e9, std::sqrt(e2 / ref2), d.max_abs,
                    d.ok() ? "ok" : fmt::format("MISMATCH ({} outside, {} NaN/Inf)", d.outside, d.nonfinite));
     }
 }

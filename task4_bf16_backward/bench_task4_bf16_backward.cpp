@@ -33,12 +33,7 @@ namespace {
 FILE* out = stdout;
 constexpr double kAtol = 2e-2, kRtol = 2e-2;  // the tests' element-wise tolerance (README)
 
-struct BenchShape {
-    int B, H, S, D;
-    bool causal;
-    std::string name() const { return fmt::format("B={} H={} S={} D={}{}", B, H, S, D, causal ? " causal" : ""); }
-    double flops() const { return 2.5 * 4.0 * B * H * double(S) * S * D * (causal ? 0.5 : 1.0); }
-};
+using attn::BenchShape;
 
 void run_shape(Bencher& b, const Ceilings& c, const BenchShape& s, bool quick) {
     const size_t head = size_t(s.S) * s.D, n = size_t(s.B) * s.H * head, rows = size_t(s.B) * s.H * s.S;
@@ -85,7 +80,7 @@ void run_shape(Bencher& b, const Ceilings& c, const BenchShape& s, bool quick) {
         }
     const BenchOptions opt = quick ? BenchOptions{1, 3, true} : BenchOptions{3, 10, true};
     const Timing t = b.time(call, opt);
-    fmt::print(out, "  {}   max|diff| {:.1e}  {}\n", perf_line(s.name(), t, s.flops(), 0, c), worst,
+    fmt::print(out, "  {}   max|diff| {:.1e}  {}\n", perf_line(s.name(), t, 2.5 * s.forward_flops(), 0, c), worst,
                bad.empty() ? "ok" : "MISMATCH" + bad);
 }
 

@@ -8,10 +8,21 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace attn {
 
 struct Bhsd {
     int B, H, S, D;
+};
+
+// A shape a benchmark times, causal or not: its name as the benchmarks print it, and the forward's FLOPs,
+// 4·B·H·S²·D, halved when causal (a backward does 2.5 times as many: FlashAttention-2's count).
+struct BenchShape {
+    int B, H, S, D;
+    bool causal;
+    std::string name() const { return fmt::format("B={} H={} S={} D={}{}", B, H, S, D, causal ? " causal" : ""); }
+    double forward_flops() const { return 4.0 * B * H * double(S) * S * D * (causal ? 0.5 : 1.0); }
 };
 
 inline constexpr std::array<Bhsd, 6> kAnchorShapes = {{{16, 16, 1024, 128}, {4, 16, 4096, 128}, {1, 16, 16384, 128},
