@@ -31,13 +31,15 @@ inline cudaMemPool_t keeping_pool() {
     return pool;
 }
 
-// n floats on the default stream's order.
+// n floats on the default stream's order (none, p null, when n is 0).
 struct StreamScratch {
     float* p = nullptr;
     explicit StreamScratch(size_t n) {
-        CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&p), n * sizeof(float), keeping_pool(), 0));
+        if (n) CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&p), n * sizeof(float), keeping_pool(), 0));
     }
-    ~StreamScratch() { cudaFreeAsync(p, 0); }
+    ~StreamScratch() {
+        if (p) cudaFreeAsync(p, 0);
+    }
     StreamScratch(const StreamScratch&) = delete;
     StreamScratch& operator=(const StreamScratch&) = delete;
 };

@@ -122,7 +122,7 @@ struct Smem {  // in bf16 elements, then float32
     static constexpr int BYTES = HALVES * 2 + 4 * BR * 4;  // + lse·log2e and δ, two buffers each
 };
 
-// δ_i = Σ_d dO_id·O_id for every row (D/8 threads a row, 8 bf16 each); dQ's accumulator rows set to zero.
+// δ_i = Σ_d dO_id·O_id for every row (D/8 threads a row, 8 bf16 each); rung 1's dQ accumulator rows set to zero.
 template <int D>
 __global__ void __launch_bounds__(256) row_term_kernel(const __nv_bfloat16* o, const __nv_bfloat16* dout, float* delta,
                                                        float* dq_accum, long long rows) {
@@ -140,8 +140,10 @@ __global__ void __launch_bounds__(256) row_term_kernel(const __nv_bfloat16* o, c
             const float2 fx = __bfloat1622float2(x[i]), fy = __bfloat1622float2(y[i]);
             sum += fx.x * fy.x + fx.y * fy.y;
         }
-        float4* z = reinterpret_cast<float4*>(dq_accum + row * D + part * 8);
-        z[0] = z[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (dq_accum) {  // rung 1's accumulator (rung 2 zeroes its own)
+            float4* z = reinterpret_cast<float4*>(dq_accum + row * D + part * 8);
+            z[0] = z[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
     }
 #pragma unroll
     for (int off = TPR / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
@@ -323,22 +325,30 @@ void launch_key_tiles(const Params& p) {
     CUDA_CHECK_LAUNCH();
 }
 
-// Rung 2, the key tiles on wgmma and TMA (flash_attention_bf16_backward_sm90.cu): false where it does not run.
-bool hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
-                      const float* lse, const float* delta, float* dq_accum, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
+// Rung 2, the key tiles on wgmma and TMA (flash_attention_bf16_backward_sm90.cu): whether it runs here (a compute
+// capability 9.0 GPU, an sm_90a build, D = 64 or 128, pointers TMA takes), and the key tiles with dQ, from δ on: it
+// keeps dQ's accumulator itself, in the order its fragments add to it, and writes dQ in bf16.
+bool hopper_key_tiles_run_here(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
+                               long long BH, int D);
+void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
+                      const float* lse, const float* delta, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
                       int Sq, int Sk, int D, bool causal);
 
 template <int D, int BR>
 void run(const Params& base, const __nv_bfloat16* o, __nv_bfloat16* dq) {
     const long long rows = base.BH * base.Sq;
-    attn::StreamScratch delta{size_t(rows)}, accum{size_t(rows) * D};  // δ, dQ's accumulator
+    const bool hopper = hopper_key_tiles_run_here(base.q, base.k, base.v, base.dout, base.BH, D);
+    attn::StreamScratch delta{size_t(rows)}, accum{hopper ? 0 : size_t(rows) * D};  // δ, rung 1's dQ accumulator
     Params p = base;
     p.delta = delta.p, p.dq_accum = accum.p;
     constexpr int RPB = 256 / (D / 8);
     row_term_kernel<D><<<unsigned((rows + RPB - 1) / RPB), 256>>>(o, p.dout, delta.p, accum.p, rows);
     CUDA_CHECK_LAUNCH();
-    if (!hopper_key_tiles(p.q, p.k, p.v, p.dout, p.lse, p.delta, p.dq_accum, p.dk, p.dv, p.BH, p.Sq, p.Sk, D, p.causal))
-        launch_key_tiles<D, BR>(p);
+    if (hopper) {
+        hopper_key_tiles(p.q, p.k, p.v, p.dout, p.lse, p.delta, dq, p.dk, p.dv, p.BH, p.Sq, p.Sk, D, p.causal);
+        return;
+    }
+    launch_key_tiles<D, BR>(p);
     const long long n8 = rows * D / 8;
     dq_convert_kernel<<<unsigned((n8 + 255) / 256), 256>>>(accum.p, dq, n8, p.scale);
     CUDA_CHECK_LAUNCH();

@@ -19,17 +19,20 @@
 //   dQ_i += dS·K                       both operands MN-major; at D = 128 warpgroup w computes columns 64w … 64w+63
 //                                      over all 128 keys, at D = 64 rows 64w … 64w+63 (one dQ a tile: no doubled adds)
 //   dK += dSᵀ·Q_i                      A from registers, issued after dQ: it runs while dQ goes out
-//   dQ → global                        each warp's own two 16 × 32 boxes of float32 in shared memory, added to the
-//                                      float32 accumulator by the TMA unit (cp.reduce.async.bulk.tensor: one
-//                                      instruction a box; the adds are atomic in L2)
+//   dQ → global                        added to a float32 accumulator straight from the registers: each warp's 16 × 64
+//                                      floats as eight red.global.add.v4.f32 a thread, 512 contiguous bytes a warp each,
+//                                      into an accumulator laid out in the fragments' order (dq_tiles_to_bf16_kernel
+//                                      turns it into dQ); the adds are atomic in L2
 // One block-wide barrier a tile (every dSᵀ row written, before dQ); each warpgroup waits for the other to finish
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
 // longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together.
 // Measured step by step on an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16
 // S=4096 D=128, 312 → 433 causal; the masks out of the exponentials' loop and dSᵀ by stmatrix ("the masks out of the
-// loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64; wg and warp known warp-uniform: +2–4 %.
-// flash_attention_bf16_backward.cu calls hopper_key_tiles first; it returns false (rung 1 runs) on anything but a
-// compute capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
+// loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64; wg and warp known warp-uniform: +2–4 %;
+// dQ added from the registers, where it was staged in shared memory for the TMA unit's reduce: +3–6 % ("dQ from the
+// registers").
+// flash_attention_bf16_backward.cu asks hopper_key_tiles_run_here first: false (rung 1 runs) on anything but a compute
+// capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -47,14 +50,14 @@ constexpr int BC = 128, THREADS = 256;
 // Query rows a tile: 64 at D = 128 (the registers: dK and dV take 128 a thread), 128 at D = 64 (twice the work per
 // barrier and per Q / dO tile).
 template <int D>
-constexpr int rows_per_tile() { return D == 128 ? 64 : 128; }
+__host__ __device__ constexpr int rows_per_tile() { return D == 128 ? 64 : 128; }
 
 struct SmParams {
     CUtensorMap tq, tk, tv, tdo;  // boxes of [BR rows][64 columns] (Q, dO) and [128 rows][64 columns] (K, V)
-    CUtensorMap tdq;              // dQ's float32 accumulator [BH][Sq][D] (zeroed by the row-term kernel), boxes of [16][32]
     const float2* terms;          // [BH][Sq_pad]: (lse·log2(e), δ) of each row; (+∞, 0) past Sq
+    float* dq_tiles;              // dQ's float32 accumulator, in the fragments' order (dq_tiles_to_bf16_kernel), zeroed
     __nv_bfloat16 *dk, *dv;
-    int Sq, Sk, Sq_pad;
+    int Sq, Sk, Sq_pad, n_tiles;  // n_tiles = Sq_pad / BR
     long long BH;
     int heads_per_group;  // causal: heads whose Q and dO (2·Sq·D bf16 each) fit in 16 MB together
     bool causal;
@@ -66,24 +69,71 @@ template <int D>
 struct Layout {
     static constexpr int BR = rows_per_tile<D>(), STAGES = 3;  // Q, dO and the row terms of three tiles
     static constexpr uint32_t KV_TILE = BC * D * 2, ROW_TILE = BR * D * 2;
-    // dQ's float32 tile: each warp's 16 rows × 64 columns of it as two boxes of [16][32] (128-byte rows, swizzled as
-    // the TMA unit reads them), 4 KB a warp
-    static constexpr uint32_t DQ_WARP = 4096;
     static constexpr uint32_t K = 0, V = K + KV_TILE, Q = V + KV_TILE, DO = Q + STAGES * ROW_TILE, DS = DO + STAGES * ROW_TILE,
-                              DQ = DS + BC * BR * 2, TERMS = DQ + 8 * DQ_WARP, BARS = TERMS + STAGES * BR * 8,
+                              TERMS = DS + BC * BR * 2, BARS = TERMS + STAGES * BR * 8,
                               END = BARS + (1 + STAGES) * 8;
     static constexpr size_t BYTES = END + 1024;  // + the alignment of the base
     static_assert(BYTES <= 227 * 1024, "shared memory");
 };
 
-// (lse·log2(e), δ) of every row into a layout padded to whole tiles, so that a tile's row terms are one bulk copy.
-__global__ void __launch_bounds__(256) pad_row_terms_kernel(const float* lse, const float* delta, float2* terms, long long BH,
-                                                           int Sq, int Sq_pad) {
-    const long long i = blockIdx.x * 256LL + threadIdx.x;
-    if (i >= BH * Sq_pad) return;
+// (lse·log2(e), δ) of every row into a layout padded to whole tiles, so that a tile's row terms are one bulk copy; and
+// dQ's accumulator (D floats a padded row) set to zero, a float4 a thread at a time across the grid.
+template <int D>
+__global__ void __launch_bounds__(256) pad_row_terms_kernel(const float* lse, const float* delta, float2* terms, float4* dq_tiles,
+                                                           long long BH, int Sq, int Sq_pad) {
+    const long long i = blockIdx.x * 256LL + threadIdx.x, n = BH * Sq_pad, stride = (long long)gridDim.x * 256;
+    for (long long z = i; z < n * (D / 4); z += stride) dq_tiles[z] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (i >= n) return;
     const long long bh = i / Sq_pad;
     const int r = int(i % Sq_pad);
     terms[i] = r < Sq ? make_float2(lse[bh * Sq + r] * 1.4426950408889634f, delta[bh * Sq + r]) : make_float2(INFINITY, 0.0f);
+}
+
+// dQ's accumulator, in the fragments' order. A query tile's BR × D floats are eight pieces of 1024, one a warp w8 = 4·wg + warp
+// of the key-tile kernel: its 16 rows × 64 columns, rows row0(w8) …, columns col0(w8) … (at D = 128 the warpgroup picks
+// the columns, at D = 64 the rows: the kernel's split of dQ). Float 4k + e of lane L's quarter-piece k, at
+// 128k + 4L + e, is that lane's accumulator element dq[4k + e]: row g + 8(e / 2), column 8k + 2t + e % 2 (g = L / 4,
+// t = L % 4). So each thread adds its 32 floats as eight float4s, and a warp's eight adds cover 512 contiguous bytes each.
+template <int D>
+__host__ __device__ constexpr int dq_piece_row0(int w8) { return (D == 128 ? 0 : 64 * (w8 / 4)) + 16 * (w8 % 4); }
+template <int D>
+__host__ __device__ constexpr int dq_piece_col0(int w8) { return D == 128 ? 64 * (w8 / 4) : 0; }
+
+// dQ = accumulator / √D in bf16, [BH][Sq][D]: a block a query tile, a warp a piece. Each lane reads its eight float4s,
+// writes them as bf16 into a [16][64] tile in shared memory (16-byte chunks swizzled by row, so that neither side
+// conflicts), and the warp writes the tile's rows below Sq out 16 bytes a lane.
+template <int D>
+__global__ void __launch_bounds__(256) dq_tiles_to_bf16_kernel(const float* dq_tiles, __nv_bfloat16* dq, int Sq, int n_tiles,
+                                                              long long BH, float scale) {
+    constexpr int BR = rows_per_tile<D>();
+    __shared__ __align__(16) uint32_t tile[8][16 * 32];  // a warp's 16 rows × 64 bf16
+    const long long bh = attn::head_of_block();
+    if (bh >= BH) return;
+    const int w8 = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const float4* piece = reinterpret_cast<const float4*>(dq_tiles + ((bh * n_tiles + blockIdx.x) * 8 + w8) * 1024);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        const float4 a = piece[32 * k + lane];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = g + 8 * h;
+            tile[w8][r * 32 + ((k ^ (r % 8)) * 4) + t] = h ? pack_bf16(a.z * scale, a.w * scale) : pack_bf16(a.x * scale, a.y * scale);
+        }
+    }
+    __syncwarp();
+    const int row_base = blockIdx.x * BR + dq_piece_row0<D>(w8), col0 = dq_piece_col0<D>(w8);
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+        const int j = lane + 32 * m, r = j / 8, q = j % 8;  // row r's 16-byte chunk q (8 columns)
+        if (row_base + r >= Sq) continue;
+        *reinterpret_cast<uint4*>(dq + (bh * Sq + row_base + r) * D + col0 + 8 * q) =
+            *reinterpret_cast<const uint4*>(&tile[w8][r * 32 + ((q ^ (r % 8)) * 4)]);
+    }
+}
+
+// *at += v (four floats, 16-byte aligned), atomically in L2, nothing returned.
+__device__ __forceinline__ void red_add_v4(float* at, float a, float b, float c, float d) {
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(at), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
 
 // bytes from global to shared memory by the TMA unit, counted on an mbarrier (16-byte aligned, a multiple of 16)
@@ -126,20 +176,6 @@ __device__ __forceinline__ void pin_fragments(uint32_t (&a)[N][4]) {
         for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(a[i][j])::"memory");
 }
 
-// The box at (column, row, head) of a float32 tensor += the box in shared memory, by the TMA unit (one instruction,
-// asynchronous; the adds are atomic in L2 as atomicAdd's are; rows past the tensor's end are left out); commit closes
-// this thread's group of them, wait_read<N> returns when at most N of its groups still read shared memory.
-__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, uint32_t src, int col, int row, int bh) {
-    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(map),
-                 "r"(src), "r"(col), "r"(row), "r"(bh)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void bulk_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
 template <int D>
 __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_constant__ SmParams p) {
@@ -203,7 +239,6 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     // dQ_i += dS·K, split between the warpgroups: at D = 128 columns 64w … 64w+63 (B: K's column block w), at D = 64
     // rows 64w … 64w+63 (A: dSᵀ's column block w); 128 keys either way, so each reads the other's rows of dSᵀ.
     const uint32_t dq_a = base + L::DS + (D == 128 ? 0 : wg * BC * 128), dq_b = base + L::K + (D == 128 ? wg * BC * 128 : 0);
-    const int dq_row0 = (D == 128 ? 0 : 64 * wg) + 16 * warp, dq_col0 = D == 128 ? 64 * wg : 0;  // this warp's part
     mbar_wait(kv_bar, 0);
 
     for (int tile = 0; tile < n_tiles; ++tile) {
@@ -285,32 +320,15 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         pin_fragments(pa);
         if (tile + 1 < n_tiles) bar_arrive(2 + (1 - wg), THREADS);  // done reading the other warpgroup's dSᵀ rows
 
-        // This warp's 16 rows × 64 columns of dQ to its own two boxes, then one lane adds them to the accumulator
-        // (asynchronously: it waits for those adds to have read shared memory only before the next tile writes there).
-        // Element (r, c) of a box: 16-byte chunk c/4 of its 128-byte row r at chunk (c/4) ^ (r mod 8).
-        const uint32_t dq_box = base + L::DQ + (4 * wg + warp) * L::DQ_WARP;
-        if (lane == 0) bulk_wait_read<0>();
-        __syncwarp();
+        // This warp's 16 rows × 64 columns of dQ added to the accumulator from the registers (dq_tiles_to_bf16_kernel
+        // says the order): staged in shared memory for the TMA unit instead, the stores alone cost 8–17 % (docs/perf.md).
+        float* piece = p.dq_tiles + ((bh * p.n_tiles + tile + i_begin / BR) * 8 + 4 * wg + warp) * 1024 + 4 * lane;
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                const int r = g + 8 * h, c = 8 * (i % 4) + 2 * t;
-                const uint32_t at = dq_box + (i / 4) * 2048 + r * 128 + (((c / 4) ^ (r % 8)) * 16) + (c % 4) * 4;
-                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(dq[4 * i + 2 * h]), "f"(dq[4 * i + 2 * h + 1]) : "memory");
-            }
-        fence_proxy_async();  // the adds (the async proxy) read what these stores wrote
-        __syncwarp();
-        if (lane == 0) {
-            tma_reduce_add_3d(&p.tdq, dq_box, dq_col0, ib + dq_row0, int(bh));
-            tma_reduce_add_3d(&p.tdq, dq_box + 2048, dq_col0 + 32, ib + dq_row0, int(bh));
-            bulk_commit();
-        }
+        for (int k = 0; k < 8; ++k) red_add_v4(piece + 128 * k, dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
         wgmma_wait<0>();
         pin(dk);
         pin_fragments(da);
     }
-    if (lane == 0) bulk_wait_all();  // shared memory stays until the last adds have read it
 
     // dK (× 1/√D) and dV in bf16, keys below Sk
 #pragma unroll
@@ -330,19 +348,6 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #endif
 }
 
-// dQ's float32 accumulator [BH][Sq][D] as a TMA tensor, reduced into in boxes of [16 rows][32 columns], 128-byte swizzled.
-inline CUtensorMap dq_tensor_map(float* base, int BH, int rows, int D) {
-    CUtensorMap map;
-    const cuuint64_t dims[3] = {cuuint64_t(D), cuuint64_t(rows), cuuint64_t(BH)};
-    const cuuint64_t strides[2] = {cuuint64_t(D) * 4, cuuint64_t(rows) * D * 4};
-    const cuuint32_t box[3] = {32, 16, 1}, step[3] = {1, 1, 1};
-    const CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, base, dims, strides, box, step,
-                                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ") for dQ's accumulator");
-    return map;
-}
-
 template <int D>
 void launch(const SmParams& p) {
     static const bool attr = [] {  // once per instantiation: above the default 48 KB of shared memory
@@ -356,31 +361,43 @@ void launch(const SmParams& p) {
 
 }  // namespace sm90
 
-bool hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
-                      const float* lse, const float* delta, float* dq_accum, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
+bool hopper_key_tiles_run_here(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
+                               long long BH, int D) {
+    return (D == 64 || D == 128) && BH <= INT_MAX && sm90::device_is_sm90a() && sm90::tma_aligned(q, k, v, dout);
+}
+
+void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
+                      const float* lse, const float* delta, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
                       int Sq, int Sk, int D, bool causal) {
     using namespace sm90;
-    if ((D != 64 && D != 128) || BH > INT_MAX || !device_is_sm90a() || !tma_aligned(q, k, v, dout)) return false;
     SmParams p;
     const int BR = D == 128 ? rows_per_tile<128>() : rows_per_tile<64>();
     p.tq = tensor_map(q, int(BH), Sq, D, BR), p.tdo = tensor_map(dout, int(BH), Sq, D, BR);
     p.tk = tensor_map(k, int(BH), Sk, D, BC), p.tv = tensor_map(v, int(BH), Sk, D, BC);
-    p.tdq = dq_tensor_map(dq_accum, int(BH), Sq, D);
     p.dk = dk, p.dv = dv;
     p.heads_per_group = int(std::max<long long>(1, std::min<long long>(BH, (16ll << 20) / (4ll * Sq * D))));
-    p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.BH = BH, p.causal = causal;
+    p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
     const double scale = 1.0 / std::sqrt(double(D));
     p.scale = float(scale), p.scale_log2 = float(1.4426950408889634 * scale);
     const long long n_terms = BH * p.Sq_pad;
-    attn::StreamScratch terms{size_t(2 * n_terms)};  // float2 each
-    p.terms = reinterpret_cast<const float2*>(terms.p);
-    pad_row_terms_kernel<<<unsigned((n_terms + 255) / 256), 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p), BH, Sq, p.Sq_pad);
+    attn::StreamScratch terms{size_t(2 * n_terms)}, dq_tiles{size_t(n_terms) * D};  // float2 each; dQ's accumulator
+    p.terms = reinterpret_cast<const float2*>(terms.p), p.dq_tiles = dq_tiles.p;
+    const unsigned blocks = unsigned((n_terms + 255) / 256);
+    if (D == 64)
+        pad_row_terms_kernel<64><<<blocks, 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p), reinterpret_cast<float4*>(dq_tiles.p), BH, Sq, p.Sq_pad);
+    else
+        pad_row_terms_kernel<128><<<blocks, 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p), reinterpret_cast<float4*>(dq_tiles.p), BH, Sq, p.Sq_pad);
     CUDA_CHECK_LAUNCH();
     if (D == 64)
         launch<64>(p);
     else
         launch<128>(p);
-    return true;
+    const dim3 grid = attn::grid_over_heads(unsigned(p.n_tiles), BH);
+    if (D == 64)
+        dq_tiles_to_bf16_kernel<64><<<grid, 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
+    else
+        dq_tiles_to_bf16_kernel<128><<<grid, 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
+    CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace task4::bf16_bwd_detail
