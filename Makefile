@@ -96,7 +96,7 @@ HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu common/cuda/bf16_tensor.cpp common/cuda/bf16_convert.cu \
                common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
                common/llm/history.cpp common/llm/utf8.cpp \
-               common/cuda/memory_watch.cpp common/cuda/digest.cu common/cuda/read_stream.cu common/llm/remote_model.cpp
+               common/cuda/memory_watch.cpp common/cuda/digest.cu common/llm/remote_model.cpp
 
 # A runner (build/<impl>/bin/runner_taskN) is the only program that holds student code: the channel,
 # device staging, the task's operations (taskN/serve.cpp) and what the student's code may call.
@@ -531,7 +531,7 @@ task5-paged: cuda-toolkit
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task5_paged $(RUNNER_BIN_DIR)/runner_task5
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task5_paged
 
-$(BUILD)/bin/bench_task5_paged: $(call obj_common,task5_paged/bench_task5_paged.cpp) $(HARNESS_OBJ) \
+$(BUILD)/bin/bench_task5_paged: $(call obj_common,task5_paged/bench_task5_paged.cpp common/cuda/read_stream.cu) $(HARNESS_OBJ) \
                                 $(call obj_impl,$(filter task5_paged/%,$(TASK5_SRC)))
 	@mkdir -p $(dir $@)
 	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)
