@@ -158,8 +158,8 @@ def val_windows(val, seq, limit=None):
 
 
 def build(name, mode, cfg, device, seed):
-    """A run's model (the same initial weights for every seed: built on the CPU after seeding), its AdamW, and the
-    context its steps run in (autocast in bf16, the SDPA backend)."""
+    """A run's model (built on the CPU after seeding: every run of a seed starts from the same weights), its AdamW, and
+    the context its steps run in (autocast in bf16, the SDPA backend)."""
     attend, context = attention_for(name, device, mode == "bf16")
     torch.manual_seed(seed)  # the same initial weights and the same dropout masks in every run
     model = CourseGPT(50257, max(256, cfg["seq"]), cfg["width"], cfg["layers"], cfg["width"] // 64, cfg["dropout"],
