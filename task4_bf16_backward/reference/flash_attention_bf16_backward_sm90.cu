@@ -348,14 +348,34 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #endif
 }
 
+// The call at head_dim D: the row terms padded to whole tiles and dQ's accumulator zeroed, the key tiles, dQ in bf16.
 template <int D>
-void launch(const SmParams& p) {
+void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
+               const float* lse, const float* delta, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
+               int Sq, int Sk, bool causal) {
     static const bool attr = [] {  // once per instantiation: above the default 48 KB of shared memory
         CUDA_CHECK(cudaFuncSetAttribute(key_tile_kernel_sm90<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Layout<D>::BYTES)));
         return true;
     }();
     (void)attr;
-    key_tile_kernel_sm90<D><<<attn::grid_over_heads(unsigned((p.Sk + BC - 1) / BC), p.BH), THREADS, Layout<D>::BYTES>>>(p);
+    constexpr int BR = rows_per_tile<D>();
+    SmParams p;
+    p.tq = tensor_map(q, int(BH), Sq, D, BR), p.tdo = tensor_map(dout, int(BH), Sq, D, BR);
+    p.tk = tensor_map(k, int(BH), Sk, D, BC), p.tv = tensor_map(v, int(BH), Sk, D, BC);
+    p.dk = dk, p.dv = dv;
+    p.heads_per_group = int(std::max<long long>(1, std::min<long long>(BH, (16ll << 20) / (4ll * Sq * D))));
+    p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
+    const double scale = 1.0 / std::sqrt(double(D));
+    p.scale = float(scale), p.scale_log2 = float(1.4426950408889634 * scale);
+    const long long n_terms = BH * p.Sq_pad;
+    attn::StreamScratch terms{size_t(2 * n_terms)}, dq_tiles{size_t(n_terms) * D};  // float2 each; dQ's accumulator
+    p.terms = reinterpret_cast<const float2*>(terms.p), p.dq_tiles = dq_tiles.p;
+    pad_row_terms_kernel<D><<<unsigned((n_terms + 255) / 256), 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p),
+                                                                      reinterpret_cast<float4*>(dq_tiles.p), BH, Sq, p.Sq_pad);
+    CUDA_CHECK_LAUNCH();
+    key_tile_kernel_sm90<D><<<attn::grid_over_heads(unsigned((Sk + BC - 1) / BC), BH), THREADS, Layout<D>::BYTES>>>(p);
+    CUDA_CHECK_LAUNCH();
+    dq_tiles_to_bf16_kernel<D><<<attn::grid_over_heads(unsigned(p.n_tiles), BH), 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -369,35 +389,7 @@ bool hopper_key_tiles_run_here(const __nv_bfloat16* q, const __nv_bfloat16* k, c
 void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
                       const float* lse, const float* delta, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
                       int Sq, int Sk, int D, bool causal) {
-    using namespace sm90;
-    SmParams p;
-    const int BR = D == 128 ? rows_per_tile<128>() : rows_per_tile<64>();
-    p.tq = tensor_map(q, int(BH), Sq, D, BR), p.tdo = tensor_map(dout, int(BH), Sq, D, BR);
-    p.tk = tensor_map(k, int(BH), Sk, D, BC), p.tv = tensor_map(v, int(BH), Sk, D, BC);
-    p.dk = dk, p.dv = dv;
-    p.heads_per_group = int(std::max<long long>(1, std::min<long long>(BH, (16ll << 20) / (4ll * Sq * D))));
-    p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
-    const double scale = 1.0 / std::sqrt(double(D));
-    p.scale = float(scale), p.scale_log2 = float(1.4426950408889634 * scale);
-    const long long n_terms = BH * p.Sq_pad;
-    attn::StreamScratch terms{size_t(2 * n_terms)}, dq_tiles{size_t(n_terms) * D};  // float2 each; dQ's accumulator
-    p.terms = reinterpret_cast<const float2*>(terms.p), p.dq_tiles = dq_tiles.p;
-    const unsigned blocks = unsigned((n_terms + 255) / 256);
-    if (D == 64)
-        pad_row_terms_kernel<64><<<blocks, 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p), reinterpret_cast<float4*>(dq_tiles.p), BH, Sq, p.Sq_pad);
-    else
-        pad_row_terms_kernel<128><<<blocks, 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p), reinterpret_cast<float4*>(dq_tiles.p), BH, Sq, p.Sq_pad);
-    CUDA_CHECK_LAUNCH();
-    if (D == 64)
-        launch<64>(p);
-    else
-        launch<128>(p);
-    const dim3 grid = attn::grid_over_heads(unsigned(p.n_tiles), BH);
-    if (D == 64)
-        dq_tiles_to_bf16_kernel<64><<<grid, 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
-    else
-        dq_tiles_to_bf16_kernel<128><<<grid, 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
-    CUDA_CHECK_LAUNCH();
+    (D == 64 ? sm90::key_tiles<64> : sm90::key_tiles<128>)(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq, Sk, causal);
 }
 
 }  // namespace task4::bf16_bwd_detail
