@@ -47,14 +47,9 @@ SCHEMAS = {
 _keep = []  # the Library objects must outlive the module's import
 
 
-def needs_grad(*tensors):
-    """Whether autograd would record a call on these: grad mode on and a tensor among them that requires grad."""
-    return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors)
-
-
 def _route(q, k, v, causal=False):
     """attnlab::attention: the forward that saves what the backward needs only when a backward can follow."""
-    if needs_grad(q, k, v):
+    if ops.needs_grad(q, k, v):
         return torch.ops.attnlab.attention_with_lse(q, k, v, causal)[0]
     return torch.ops.attnlab.attention_forward(q, k, v, causal)
 
@@ -169,7 +164,7 @@ def _refusing(name):
     """Older torch: the Autograd kernel of an operator without a backward: refuses inputs that require grad,
     else dispatches below autograd."""
     def kernel(*args):
-        if needs_grad(*args):
+        if ops.needs_grad(*args):
             raise RuntimeError(f"attnlab::{name} has no backward: call attnlab.attention (torch.ops.attnlab.attention), "
                                f"which has one, or call this under torch.no_grad() or on detached tensors")
         guard = torch._C._AutoDispatchBelowAutograd()

@@ -49,7 +49,7 @@ def attention(q, k, v, causal=False, enable_gqa=False):
         return _grouped_attention(q, k, v, causal)
     if _is_compiling():  # the operator: opaque in the graph (its fake kernels give the shapes), with its autograd formula
         return torch.ops.attnlab.attention(q, k, v, causal)
-    if _records_grad(q, k, v):
+    if needs_grad(q, k, v):
         from .op import eager_attention_with_grad  # (op.py imports this module)
         return eager_attention_with_grad(q, k, v, causal)
     return attention_kernel(q, k, v, causal)
@@ -93,11 +93,11 @@ def _autocast_dtype():
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)  # torch < 2.3: never
 
 
-def _records_grad(q, k, v):
-    """Whether autograd must record the call: grad mode on and an input that requires grad (then the forward that keeps
-    the log-sum-exp for the backward, else Task 4's forward alone, with no dispatcher in the way of its timings)."""
-    return (getattr(q, "requires_grad", False) or getattr(k, "requires_grad", False)
-            or getattr(v, "requires_grad", False)) and torch.is_grad_enabled()
+def needs_grad(*tensors):
+    """Whether autograd would record a call on these: grad mode on and a tensor among them that requires grad (attention
+    then runs the forward that keeps the log-sum-exp for the backward, else Task 4's forward alone, with no dispatcher in
+    the way of its timings; op.py's operators route and refuse by the same test)."""
+    return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors)
 
 
 def attention_kernel(q, k, v, causal=False):
