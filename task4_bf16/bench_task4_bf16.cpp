@@ -98,12 +98,12 @@ int main(int argc, char** argv) {
         quick |= a == "--quick", one |= a == "--one", grid |= a == "--grid";
         if (a.rfind("--only=", 0) == 0) only = "," + a.substr(7) + ",";
         if (a.rfind("--shape=", 0) == 0) {
-            const std::optional<attn::Bhsd> s = attn::parse_shape_arg(a, {64, 128});
+            const std::optional<Shape4> s = attn::parse_shape_arg(a, {64, 128});
             if (!s) {
                 fmt::print(stderr, "bench_task4_bf16: --shape=B,H,S,D takes four positive integers, D 64 or 128 (got '{}')\n", a);
                 return 2;
             }
-            custom.push_back({s->B, s->H, s->S, s->D, false});
+            custom.push_back(*s);
         }
     }
     return run_benchmark("bench_task4_bf16", out, [&](BenchContext& ctx) {
@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
 #endif
         std::vector<Shape4> listed = custom;
         if (listed.empty() && grid)
-            for (const attn::Bhsd& a : attn::kAnchorShapes) listed.push_back({a.B, a.H, a.S, a.D, false});
+            listed.assign(attn::kAnchorShapes.begin(), attn::kAnchorShapes.end());
         if (!listed.empty()) {
             for (Shape4 s : listed)
                 for (bool causal : {false, true}) s.causal = causal, run_shape(ctx.bencher, ctx.ceilings, gemm, s, kernels, quick);

@@ -33,8 +33,6 @@ namespace {
 FILE* out = stdout;
 constexpr double kAtol = 2e-2, kRtol = 2e-2;  // the tests' element-wise tolerance (README)
 
-using attn::BenchShape;
-
 void run_shape(Bencher& b, const Ceilings& c, const BenchShape& s, bool quick) {
     const size_t head = size_t(s.S) * s.D, n = size_t(s.B) * s.H * head, rows = size_t(s.B) * s.H * s.S;
     DeviceBuffer<float> f(n), qf(n), kf(n), vf(n), gf(n), lse(rows);
@@ -93,17 +91,17 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         quick |= a == "--quick";
         if (a.rfind("--shape=", 0) == 0) {
-            const std::optional<Bhsd> s = parse_shape_arg(a, {32, 64, 128});
+            const std::optional<BenchShape> s = parse_shape_arg(a, {32, 64, 128});
             if (!s) {
                 fmt::print(stderr, "bench_task4_bf16_backward: --shape=B,H,S,D takes four positive integers, D 32, 64 or 128 (got '{}')\n", a);
                 return 2;
             }
-            listed.push_back({s->B, s->H, s->S, s->D, false});
+            listed.push_back(*s);
         }
     }
     if (listed.empty())
-        for (const Bhsd& s : kAnchorShapes)
-            if (!quick || s.S == 1024) listed.push_back({s.B, s.H, s.S, s.D, false});
+        for (const BenchShape& s : kAnchorShapes)
+            if (!quick || s.S == 1024) listed.push_back(s);
     return run_benchmark("bench_task4_bf16_backward", out, [&](BenchContext& ctx) {
         fmt::print(out, "flash_attention_backward_bf16: FLOPs = 2.5 x 4·B·H·S²·D (halved when causal); timing: events, device "
                         "synchronised, L2 flushed, median of 10 after 3; checked on heads 0 and B·H−1 against float64 "

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ inline const std::string& missing_bf16_mma() {
                ") has no bf16 tensor cores (mma.sync m16n8k16 bf16 needs sm_80 or newer)";
     }();
     return why;
+}
+// Throws std::runtime_error "<who>: <why>" when the current GPU has no bf16 tensor cores (missing_bf16_mma).
+inline void require_bf16_mma(const std::string& who) {
+    if (!missing_bf16_mma().empty()) throw std::runtime_error(who + ": " + missing_bf16_mma());
 }
 
 // A device allocation of n elements of T, freed on destruction. Move-only.

@@ -390,7 +390,7 @@ void forward(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16
     if (B < 0 || H < 0 || Sq < 0 || Sk < 1)
         throw std::invalid_argument(who + ": B, H, Sq must be >= 0 and Sk >= 1 (got B=" + std::to_string(B) + " H=" +
                                     std::to_string(H) + " Sq=" + std::to_string(Sq) + " Sk=" + std::to_string(Sk) + ")");
-    if (!attn::missing_bf16_mma().empty()) throw std::runtime_error(who + ": " + attn::missing_bf16_mma());
+    attn::require_bf16_mma(who);
     if (bf16_detail::hopper_forward(q, k, v, o, B, H, Sq, Sk, D, causal, lse)) return;  // H100, H200: flash_attention_bf16_sm90.cu
     if (D == 64)
         bf16_detail::launch_fa2<64, 4, 2, 64, true, false>(q, k, v, o, B, H, Sq, Sk, causal, lse);

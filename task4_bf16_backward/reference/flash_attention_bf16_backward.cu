@@ -401,7 +401,7 @@ void flash_attention_backward_bf16(const __nv_bfloat16* q, const __nv_bfloat16* 
         if (reinterpret_cast<uintptr_t>(ptr) % 16)
             throw std::invalid_argument(std::string(fn) + ": " + name + " is not 16-byte aligned (rows are read 8 bf16 at a time)");
     }
-    if (!attn::missing_bf16_mma().empty()) throw std::runtime_error(std::string(fn) + ": " + attn::missing_bf16_mma());
+    attn::require_bf16_mma(fn);
     const double scale = 1.0 / std::sqrt(double(D));
     const Params p{q, k, v, dout, lse, nullptr, nullptr, dk, dv, Sq, Sk, causal, float(scale), float(1.4426950408889634 * scale),
                    (long long)B * H};

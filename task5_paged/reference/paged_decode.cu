@@ -575,10 +575,6 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     CUDA_CHECK_LAUNCH();
 }
 
-static void require_bf16_mma(const char* fn) {
-    if (!attn::missing_bf16_mma().empty()) throw std::runtime_error(std::string(fn) + ": " + attn::missing_bf16_mma());
-}
-
 // ---- float32 caches (task5b.3, task5b.4): CUDA cores, no tensor cores, the same split-and-merge -----------------------
 
 constexpr int kF32Warps = 4;  // a block's warps take every 4th position of its piece
@@ -726,7 +722,7 @@ void paged_append_bf16(__nv_bfloat16* k_pages, __nv_bfloat16* v_pages, const __n
     const char* fn = "paged_append_bf16";
     check_call(fn, {B, H_kv, H_kv, D, page_size, num_pages, pages_per_seq},
                {{"k_pages", k_pages}, {"v_pages", v_pages}, {"k_new", k_new}, {"v_new", v_new}}, page_table, lengths, true);
-    require_bf16_mma(fn);
+    attn::require_bf16_mma(fn);
     append_kernel<<<dim3(B, H_kv), D / (kPer16Bytes<__nv_bfloat16>)>>>(
         k_pages, v_pages, k_new, v_new, append_rows(page_table, lengths, B, page_size, pages_per_seq), H_kv, D);
     CUDA_CHECK_LAUNCH();
@@ -746,7 +742,7 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     const char* fn = "paged_decode_bf16";
     const Geometry g{B, H_q, H_kv, D, page_size, num_pages, pages_per_seq};
     check_call(fn, g, {{"q", q}, {"k_pages", k_pages}, {"v_pages", v_pages}, {"o", o}}, page_table, lengths, false);
-    require_bf16_mma(fn);
+    attn::require_bf16_mma(fn);
     if (D == 64) return launch<64, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
     return launch<128, 3>(g, q, k_pages, v_pages, o, page_table, lengths);
 #else
