@@ -4,8 +4,9 @@
 // inputs, poisoning) and an L2 flush (a write of twice the L2 size); CUDA events around the call
 // with the device synchronised before the stop event, so work the call left on any stream —
 // a side stream included — is inside the time; median and min over the repeats. With
-// BenchOptions::overlap_host the call's host work is hidden behind the flush instead, as torch's
-// scripts time it (comparisons with torch's libraries use it on both sides).
+// BenchOptions::overlap_host the call's host work is hidden behind the flush instead. (The torch scripts,
+// tools/vs_torch/event_timing.py, hide all of a call's host work behind a GPU wait: only GPU time is timed there,
+// while these benchmarks count their own launches.)
 // Ceilings are measured on the GPU in the same process: copy bandwidth (device-to-device, bytes
 // read + written) and cuBLAS fp32 SGEMM; perf_line() puts every time against them.
 #pragma once

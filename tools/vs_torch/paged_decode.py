@@ -7,7 +7,8 @@ cache then SDPA. And attnlab's own (Task 5's part 5b: yours, or the reference's 
 bridge library is built (`make python`, or $ATTNLAB_LIB): through `attnlab.paged_decode` with the tables on the host,
 and as one C call (the bridge's argument checks left out), so that every kernel is timed by the same function. bf16; bytes = the K and V positions
 the batch holds, read once; each beside a device copy of the same bytes (read + written) timed the same way: CUDA
-events, L2 flushed before each call, warm-up, median (event_timing.py: the call's host work overlaps the flush).
+events, L2 flushed before each call, warm-up, median (event_timing.py: GPU time only, the call's host work queued
+behind a GPU wait).
 Run on the GPU in the same session as the benchmark:  python3 tools/vs_torch/paged_decode.py [--quick]"""
 import math
 import os
@@ -19,7 +20,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import fa4
-from event_timing import time_ms
+from event_timing import time_ms, timing_words
 
 PAGE = 64
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -70,6 +71,7 @@ def main():
     print(status)
     attnlab, library, status = attnlab_bridge()
     print(status)
+    print(f"timing: {timing_words()}")
     try:
         from flash_attn.cute.interface import flash_attn_varlen_func
     except Exception:  # noqa: BLE001 — not installed: said above

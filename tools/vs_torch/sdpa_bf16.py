@@ -11,7 +11,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
 import fa4
-from event_timing import time_ms
+from event_timing import time_ms, timing_words
 
 
 def main():
@@ -20,6 +20,7 @@ def main():
     print(f"GPU: {dev.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
     fa4_fn, status = fa4.load()
     print(status)
+    print(f"timing: events, 128 MB L2 flush, median of 10 after 3; {timing_words()}")
     flush = torch.empty(2 * 64 << 20, dtype=torch.uint8, device="cuda")  # twice a 50-60 MB L2
     backends = [("flash (FA2)", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
                 ("efficient", SDPBackend.EFFICIENT_ATTENTION)]

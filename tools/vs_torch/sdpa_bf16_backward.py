@@ -11,7 +11,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
 import fa4
-from event_timing import time_ms
+from event_timing import time_ms, timing_words
 
 SHAPES = [(16, 16, 1024, 128), (4, 16, 4096, 128), (1, 16, 16384, 128), (16, 32, 1024, 64), (4, 32, 4096, 64),
           (1, 32, 16384, 64)]
@@ -23,7 +23,8 @@ def main():
     quick = "--quick" in sys.argv
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}")
     print(FA4_STATUS)
-    print("backward TFLOP/s (2.5 x 4·B·H·S²·D, halved when causal); events, 256 MB L2 flush, median of 10 after 3")
+    print("backward TFLOP/s (2.5 x 4·B·H·S²·D, halved when causal); events, 256 MB L2 flush, median of 10 after 3; "
+          + timing_words())
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     g = torch.Generator(device="cuda").manual_seed(2026)
     for B, H, S, D in SHAPES:
