@@ -7,8 +7,8 @@
 // page table over pages of 256: the pool is then a plain [B, L, H_kv, D] cache), so the cost of paging shows.
 // After the timed calls, query heads 0 and H_q − 1 of the first and the last sequence are checked against float64
 // on the CPU with the tests' tolerance. Timing: events, L2 flushed, warm-up, median (common/cuda/bench.h), twice: the
-// call's host work hidden behind the flush, as tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 (GB/s and the
-// share of the copy come from this one), and with the device synchronised around the call, host work inside (a decode
+// call's host work hidden behind the flush (tools/vs_torch/paged_decode.py hides all of a call's host work behind a GPU
+// wait when it times cuDNN, FA2 and FA4; GB/s and the share of the copy come from this one), and with the device synchronised around the call, host work inside (a decode
 // step's host time is time the GPU waits unless the server overlaps it).
 //   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
 // --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler; --f32: the float32 rows alone;
