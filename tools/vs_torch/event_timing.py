@@ -3,9 +3,10 @@ per repetition an L2 flush (zeroing `flush`, a buffer larger than the L2), CUDA 
 
 Only the GPU's time is timed, not the host's. Before the start event the GPU is given about a millisecond of waiting
 (torch.cuda._sleep) after the flush, so that the call's host work (Python, torch's dispatch, a library's own Python
-interface) is queued while the GPU is busy. Without it, a call whose host work outlasts the flush (a 128 MB flush takes
-~45 µs on an H100) leaves the GPU idle after the start event, and that idle time is counted against the library: at
-S = 1024 that is a fifth of a call. ATTNLAB_TIMING_HIDE_HOST=0 times the old way (host work past the flush counted).
+interface) is queued while the GPU is busy. Without it, a call whose host work outlasts the flush (on an H100 about
+45 µs for sdpa_bf16.py's 128 MB, 90 µs for sdpa_bf16_backward.py's 256 MB) leaves the GPU idle after the start event,
+and that idle time is counted against the library: at S = 1024, where a call takes 0.2–0.4 ms, tens of µs matter (how
+much it was has not been measured). ATTNLAB_TIMING_HIDE_HOST=0 times the old way (host work past the flush counted).
 """
 import os
 import statistics

@@ -11,7 +11,9 @@ one call (the order rotating), and writes each round's logs to DIR/rK/:
     torch_bwd.log  tools/vs_torch/sdpa_bf16_backward.py             the same, backward
 
 This script reads them and prints, per direction, each side's median over the rounds (and its range), and the
-course's kernel over the best library's median: one table that a round's luck does not decide.
+course's kernel over the best library's median: one table that a round's luck does not decide. "course" is whatever the
+two benchmarks were built from: the reference (course staff) or your kernels (IMPL=skeleton in the kit). A cell with
+fewer values than rounds (a program failed or timed out in a round) says so: "n=2".
 
     tools/vs_torch/rounds_table.py DIR [--markdown]
 """
@@ -95,10 +97,11 @@ def table(values, shapes):
     return rows
 
 
-def cell(v, med):
+def cell(v, med, rounds):
     if not v:
         return "—"
-    return f"{med:.1f}" if len(v) == 1 else f"{med:.1f} ({math.floor(min(v))}–{math.ceil(max(v))})"  # the range holds the median
+    text = f"{med:.1f}" if len(v) == 1 else f"{med:.1f} ({math.floor(min(v))}–{math.ceil(max(v))})"  # the range holds the median
+    return text if len(v) == rounds else f"{text} n={len(v)}"
 
 
 def report(data, shapes, n, markdown=False):
@@ -117,7 +120,7 @@ def report(data, shapes, n, markdown=False):
         else:
             out.append("  ".join(f"{h:>24}" if i == 0 else f"{h:>17}" for i, h in enumerate(head)))
         for shape, cells, medians, ratio in rows:
-            vals = [cell(cells[s], medians.get(s)) for s in SIDES]
+            vals = [cell(cells[s], medians.get(s), n) for s in SIDES]
             r = f"{ratio:.3f}" if ratio else "—"
             if markdown:
                 out.append("| " + " | ".join([shape, *vals, r]) + " |")

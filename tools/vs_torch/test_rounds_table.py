@@ -93,6 +93,7 @@ class RoundsTableTest(unittest.TestCase):
         self.assertEqual(shapes["forward"], [S, SC])
         self.assertEqual(data["forward"][(S, "course")], [580.0, 590.0, 600.0])
         self.assertEqual(data["forward"][(S, "FA4")], [360.0, 370.0])  # round 2 had no FA4
+        self.assertIn("| 365.0 (360–370) n=2 |", rt.report(data, shapes, n, markdown=True))  # said, not hidden
         rows = {shape: (medians, ratio) for shape, _, medians, ratio in rt.table(data["forward"], shapes["forward"])}
         medians, ratio = rows[S]
         self.assertEqual(medians["course"], 590.0)
