@@ -38,8 +38,6 @@ FILE* out = stdout;
 using task4::bf16_convert::from_bf16;
 using task4::bf16_convert::to_bf16;
 
-using Shape4 = attn::BenchShape;
-
 using Forward = std::function<void(const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*,
                                    int, int, int, int, int, bool)>;
 struct Kernel {
@@ -50,7 +48,7 @@ struct Kernel {
 // The tolerance of the bonus's tests (task4/README.md): |got − want| ≤ atol + rtol·|want|.
 constexpr double kAtol = 4e-3, kRtol = 1.6e-2;
 
-void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s, const std::vector<Kernel>& kernels,
+void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const BenchShape& s, const std::vector<Kernel>& kernels,
                bool quick) {
     const size_t n = size_t(s.B) * s.H * s.S * s.D, head = size_t(s.S) * s.D;
     DeviceBuffer<float> f(n), qf(n), kf(n), vf(n), want(n), got(n);
@@ -92,13 +90,13 @@ void run_shape(Bencher& b, const Ceilings& c, CublasGemm& gemm, const Shape4& s,
 int main(int argc, char** argv) {
     bool quick = false, one = false, grid = false;  // --one: S=4096 D=128 only (for a profiler); --grid: the anchors' shapes
     std::string only;                 // --only=6,9a: the kernels whose name starts with one of these words
-    std::vector<Shape4> custom;       // --shape=B,H,S,D (repeatable): these shapes instead, causal and not
+    std::vector<BenchShape> custom;       // --shape=B,H,S,D (repeatable): these shapes instead, causal and not
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         quick |= a == "--quick", one |= a == "--one", grid |= a == "--grid";
         if (a.rfind("--only=", 0) == 0) only = "," + a.substr(7) + ",";
         if (a.rfind("--shape=", 0) == 0) {
-            const std::optional<Shape4> s = attn::parse_shape_arg(a, {64, 128});
+            const std::optional<BenchShape> s = attn::parse_shape_arg(a, {64, 128});
             if (!s) {
                 fmt::print(stderr, "bench_task4_bf16: --shape=B,H,S,D takes four positive integers, D 64 or 128 (got '{}')\n", a);
                 return 2;
@@ -164,11 +162,11 @@ int main(int argc, char** argv) {
 #else
         kernels.push_back({"flash_attention_forward_bf16", task4::flash_attention_forward_bf16});
 #endif
-        std::vector<Shape4> listed = custom;
+        std::vector<BenchShape> listed = custom;
         if (listed.empty() && grid)
             listed.assign(attn::kAnchorShapes.begin(), attn::kAnchorShapes.end());
         if (!listed.empty()) {
-            for (Shape4 s : listed)
+            for (BenchShape s : listed)
                 for (bool causal : {false, true}) s.causal = causal, run_shape(ctx.bencher, ctx.ceilings, gemm, s, kernels, quick);
             return;
         }

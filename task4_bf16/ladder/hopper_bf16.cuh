@@ -26,6 +26,7 @@
 #include <string>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"  // cached_device_attribute
 #include "task4_bf16/reference/bf16_mma.cuh"  // row_lse: one formula for the lse of both forwards
 
 // The device pass that may use wgmma, setmaxnreg and TMA: sm_90a (FEAT_SM90_ALL is defined only for "a" targets).
@@ -646,13 +647,11 @@ inline Params make_params(const __nv_bfloat16* q, const __nv_bfloat16* k, const 
 }
 // True when this GPU runs the sm_90a kernels of this build: compute capability 9.0 exactly (sm_90a code runs on
 // nothing else) and the file compiled with the sm_90a target (ATTNLAB_SM90A, set by the Makefile beside the -gencode).
+// Asked once a process (attn::cached_device_attribute): 4b's and 4d's entry points ask it on every call.
 inline bool device_is_sm90a() {
 #ifdef ATTNLAB_SM90A
-    int dev = 0, major = 0, minor = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    return major == 9 && minor == 0;
+    return attn::cached_device_attribute<cudaDevAttrComputeCapabilityMajor>() == 9 &&
+           attn::cached_device_attribute<cudaDevAttrComputeCapabilityMinor>() == 0;
 #else
     return false;
 #endif
