@@ -2,8 +2,9 @@
 // at the shapes of torch's and FlashAttention-4's anchors (16k or 64k tokens a batch; head_dim 128 and 64; causal and
 // not), each call's gradients checked on two heads (the first and the last) against the float64 oracle of
 // common/cuda/backward_oracle.h on the same bf16-rounded inputs. FLOPs = 2.5 × the forward's 4·B·H·S²·D (the five
-// products of S×S×D: S and dP, dV, dK, dQ), halved when causal; timing: events, device synchronised, L2 flushed,
-// warm-up, median (common/cuda/bench.h).
+// products of S×S×D: S and dP, dV, dK, dQ), halved when causal; timing: events, L2 flushed, warm-up, median, GPU time
+// only: the launches queued behind a GPU wait, as tools/vs_torch/event_timing.py times torch's libraries
+// (common/cuda/bench.h, overlap_host; ATTNLAB_TIMING_HIDE_HOST=0: host work past the flush counted).
 //   make bench-task4-bf16-backward [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
 // --quick: S = 1024 only; --shape=B,H,S,D (repeatable): those shapes instead, causal and not (D 32, 64 or 128).
 // tools/vs_torch/sdpa_bf16_backward.py times torch's bf16 backwards (cuDNN, FlashAttention-2)
@@ -76,7 +77,7 @@ void run_shape(Bencher& b, const Ceilings& c, const BenchShape& s, bool quick) {
             worst = std::max(worst, d.max_abs);
             if (!d.ok()) bad += fmt::format(" head {} d{}: {} outside, {} NaN/Inf;", heads[i], "QKV"[gi], d.outside, d.nonfinite);
         }
-    const BenchOptions opt = quick ? BenchOptions{1, 3, true} : BenchOptions{3, 10, true};
+    const BenchOptions opt = quick ? BenchOptions{1, 3, true, true} : BenchOptions{3, 10, true, true};  // GPU time, as torch's
     const Timing t = b.time(call, opt);
     fmt::print(out, "  {}   max|diff| {:.1e}  {}\n", perf_line(s.name(), t, 2.5 * s.forward_flops(), 0, c), worst,
                bad.empty() ? "ok" : "MISMATCH" + bad);
@@ -103,9 +104,9 @@ int main(int argc, char** argv) {
         for (const BenchShape& s : kAnchorShapes)
             if (!quick || s.S == 1024) listed.push_back(s);
     return run_benchmark("bench_task4_bf16_backward", out, [&](BenchContext& ctx) {
-        fmt::print(out, "flash_attention_backward_bf16: FLOPs = 2.5 x 4·B·H·S²·D (halved when causal); timing: events, device "
-                        "synchronised, L2 flushed, median of 10 after 3; checked on heads 0 and B·H−1 against float64 "
-                        "(|diff| <= {} + {}*|want|)\n", kAtol, kRtol);
+        fmt::print(out, "flash_attention_backward_bf16: FLOPs = 2.5 x 4·B·H·S²·D (halved when causal); timing: events, L2 "
+                        "flushed, median of 10 after 3, {}; checked on heads 0 and B·H−1 against float64 "
+                        "(|diff| <= {} + {}*|want|)\n", overlap_timing_words(), kAtol, kRtol);
         for (BenchShape s : listed)
             for (bool causal : {false, true}) s.causal = causal, run_shape(ctx.bencher, ctx.ceilings, s, quick);
     });

@@ -7,8 +7,8 @@
 // page table over pages of 256: the pool is then a plain [B, L, H_kv, D] cache), so the cost of paging shows.
 // After the timed calls, query heads 0 and H_q − 1 of the first and the last sequence are checked against float64
 // on the CPU with the tests' tolerance. Timing: events, L2 flushed, warm-up, median (common/cuda/bench.h), twice: the
-// call's host work hidden behind the flush (tools/vs_torch/paged_decode.py hides all of a call's host work behind a GPU
-// wait when it times cuDNN, FA2 and FA4; GB/s and the share of the copy come from this one), and with the device synchronised around the call, host work inside (a decode
+// call's host work hidden behind a GPU wait, as tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 (GB/s and the
+// share of the copy come from this one), and with the device synchronised around the call, host work inside (a decode
 // step's host time is time the GPU waits unless the server overlaps it).
 //   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
 // --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler; --f32: the float32 rows alone;
@@ -185,8 +185,8 @@ int main(int argc, char** argv) {
             {"B=64 H_q=32 H_kv=32 L=4096 (MHA)", 32, 32, std::vector<int>(64, 4096)},
             {"B=32 H_q=32 H_kv=8 L=1…32768 (ragged)", 32, 8, ragged},
         };
-        fmt::print(out, "paged_decode_bf16, D = 128, bf16 K and V read once a call; first the call's host work hidden behind "
-                        "the flush (as torch's scripts time), then inside the time (device synchronised around the call)\n");
+        fmt::print(out, "paged_decode_bf16, D = 128, bf16 K and V read once a call; first as torch's scripts time ({}), then "
+                        "with host work inside the time (device synchronised around the call)\n", overlap_timing_words());
         if (sweep) {  // time against bytes: what a call costs whatever its size, and the rate at which it streams
             for (int H_kv : {1, 8})
                 for (int L : {1024, 2048, 4096, 8192, 16384, 32768})

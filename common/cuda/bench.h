@@ -4,9 +4,9 @@
 // inputs, poisoning) and an L2 flush (a write of twice the L2 size); CUDA events around the call
 // with the device synchronised before the stop event, so work the call left on any stream —
 // a side stream included — is inside the time; median and min over the repeats. With
-// BenchOptions::overlap_host the call's host work is hidden behind the flush instead. (The torch scripts,
-// tools/vs_torch/event_timing.py, hide all of a call's host work behind a GPU wait: only GPU time is timed there,
-// while these benchmarks count their own launches.)
+// BenchOptions::overlap_host the call's host work is hidden instead, as the torch scripts hide it
+// (tools/vs_torch/event_timing.py): the GPU zeroes a buffer (gpu_wait.h) while the call's launches queue, then flushes,
+// so only GPU time falls between the events (ATTNLAB_TIMING_HIDE_HOST=0: no wait, host work past the flush counted).
 // Ceilings are measured on the GPU in the same process: copy bandwidth (device-to-device, bytes
 // read + written) and cuBLAS fp32 SGEMM; perf_line() puts every time against them.
 #pragma once
@@ -29,10 +29,14 @@ struct BenchOptions {
     bool flush_l2 = true;
     // false: the device is synchronised before the start event and before the stop event, so the call's host work
     // (argument checks, planning, launches) and work it left on any stream are inside the time. true: as torch's
-    // scripts time a call (tools/vs_torch/event_timing.py): the flush is queued, then start, the call, stop, with no
-    // synchronisation between them, so the call's host work overlaps the flush and only stream-ordered work is timed.
+    // scripts time a call (tools/vs_torch/event_timing.py): a GPU wait (gpu_wait.h) and the flush are queued, then start, the
+    // call, stop, with no synchronisation between them, so the call's host work is done while the GPU waits and only
+    // stream-ordered GPU work is timed.
     bool overlap_host = false;
 };
+
+// How overlap_host timed, for a benchmark's header line.
+const char* overlap_timing_words();
 
 class Bencher {
 public:

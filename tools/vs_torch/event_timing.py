@@ -1,24 +1,35 @@
 """How the torch comparison scripts time a call, the way the C++ benchmarks do (common/cuda/bench.h): warm-ups, then
 per repetition an L2 flush (zeroing `flush`, a buffer larger than the L2), CUDA events around the call, the median.
 
-Only the GPU's time is timed, not the host's. Before the start event the GPU is given about a millisecond of waiting
-(torch.cuda._sleep) after the flush, so that the call's host work (Python, torch's dispatch, a library's own Python
-interface) is queued while the GPU is busy. Without it, a call whose host work outlasts the flush (on an H100 about
-45 µs for sdpa_bf16.py's 128 MB, 90 µs for sdpa_bf16_backward.py's 256 MB) leaves the GPU idle after the start event,
-and that idle time is counted against the library: at S = 1024, where a call takes 0.2–0.4 ms, tens of µs matter (how
-much it was has not been measured). ATTNLAB_TIMING_HIDE_HOST=0 times the old way (host work past the flush counted).
+Only the GPU's time is timed, not the host's. Each repetition first gives the GPU about a millisecond of other work
+(zeroing a 4 GiB buffer), then the flush, so that the call's host work (Python, torch's dispatch, a library's own Python
+interface) is queued while the GPU is busy. Without it, a call whose host work outlasts the flush leaves the GPU idle
+after the start event, and that idle time was counted against the library: FlashAttention-4's backward at
+B = 4, H = 16, S = 4,096, D = 128 timed 543 TFLOP/s so and 618 with the wait (an H100; docs/perf.md, "GPU time only").
+Why a memset and not torch.cuda._sleep: after a one-thread spin of 1 ms, short calls (~0.2 ms) timed ~1 % slower than
+with no wait at all; after the memset, as fast (bench_task4_bf16 at S = 1,024, the C++ side of the same timing,
+common/cuda/bench.h). Why before the flush: the call then starts right behind the flush, as in a synchronised timing.
+ATTNLAB_TIMING_HIDE_HOST=0 times the old way (host work past the flush counted).
 """
 import os
 import statistics
 
 import torch
 
-SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.6–2 GHz: longer than any library's host work per call measured here
+WAIT_BYTES = 4 << 30  # ~1.3 ms of zeroing at 3 TB/s (H100), ~0.9 ms at 4.8 TB/s (H200): more than the host work measured
+_wait = None
+
+
+def _wait_buffer():
+    global _wait
+    if _wait is None:
+        _wait = torch.empty(WAIT_BYTES, dtype=torch.uint8, device="cuda")
+    return _wait
 
 
 def hide_host_default():
-    """On unless ATTNLAB_TIMING_HIDE_HOST=0, or where this torch has no torch.cuda._sleep (then said in the header)."""
-    return os.environ.get("ATTNLAB_TIMING_HIDE_HOST", "1") != "0" and hasattr(torch.cuda, "_sleep")
+    """On unless ATTNLAB_TIMING_HIDE_HOST=0."""
+    return os.environ.get("ATTNLAB_TIMING_HIDE_HOST", "1") != "0"
 
 
 def time_ms(fn, flush, warmup=3, reps=10, hide_host=None):
@@ -27,9 +38,9 @@ def time_ms(fn, flush, warmup=3, reps=10, hide_host=None):
         fn()
     times = []
     for _ in range(reps):
-        flush.zero_()
         if hide:
-            torch.cuda._sleep(SLEEP_CYCLES)  # the GPU waits here while fn's host work queues its kernels
+            _wait_buffer().zero_()  # the GPU is busy here while fn's host work queues its kernels
+        flush.zero_()
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
@@ -43,5 +54,4 @@ def timing_words():
     """How the times were taken, for the scripts' header lines."""
     if hide_host_default():
         return "GPU time only (host work queued behind a GPU wait)"
-    why = "ATTNLAB_TIMING_HIDE_HOST=0" if hasattr(torch.cuda, "_sleep") else "this torch has no torch.cuda._sleep"
-    return f"host work past the flush counted ({why})"
+    return "host work past the flush counted (ATTNLAB_TIMING_HIDE_HOST=0)"

@@ -28,38 +28,38 @@ class Recorder:
         return Event()
 
 
-def run(env, has_sleep=True, reps=3):
+def run(env, reps=3):
     rec = Recorder()
     flush = mock.Mock()
     flush.zero_.side_effect = lambda: rec.calls.append("flush")
-    cuda = mock.Mock(spec=["Event", "synchronize"] + (["_sleep"] if has_sleep else []))
+    wait = mock.Mock()
+    wait.zero_.side_effect = lambda: rec.calls.append("wait")
+    cuda = mock.Mock(spec=["Event", "synchronize"])
     cuda.Event.side_effect = rec.event
     cuda.synchronize.side_effect = lambda: rec.calls.append("sync")
-    if has_sleep:
-        cuda._sleep.side_effect = lambda cycles: rec.calls.append(f"sleep {cycles}")
-    with mock.patch.dict(os.environ, env, clear=False), mock.patch.object(et.torch, "cuda", cuda):
+    empty = mock.Mock(return_value=wait)
+    with mock.patch.dict(os.environ, env, clear=False), mock.patch.object(et.torch, "cuda", cuda), \
+            mock.patch.object(et.torch, "empty", empty), mock.patch.object(et, "_wait", None):
         ms = et.time_ms(lambda: rec.calls.append("call"), flush, warmup=1, reps=reps)
         words = et.timing_words()
-    return rec.calls, ms, words
+    return rec.calls, ms, words, empty
 
 
 class EventTimingTest(unittest.TestCase):
-    def test_the_gpu_waits_between_the_flush_and_the_start_event(self):
-        calls, ms, words = run({"ATTNLAB_TIMING_HIDE_HOST": "1"})
-        one = ["flush", f"sleep {et.SLEEP_CYCLES}", "start", "call", "stop", "sync"]
+    def test_the_gpu_is_kept_busy_then_flushes_then_starts(self):
+        calls, ms, words, empty = run({"ATTNLAB_TIMING_HIDE_HOST": "1"})
+        one = ["wait", "flush", "start", "call", "stop", "sync"]
         self.assertEqual(calls, ["call"] + one * 3)  # a warm-up, then three timed repetitions
         self.assertEqual(ms, 1.0)  # the median of 0, 1, 2
         self.assertIn("GPU time only", words)
+        empty.assert_called_once()  # the wait's buffer is made once, not per repetition
+        self.assertEqual(empty.call_args.args[0], et.WAIT_BYTES)
 
     def test_the_old_way_on_request(self):
-        calls, _, words = run({"ATTNLAB_TIMING_HIDE_HOST": "0"})
+        calls, _, words, empty = run({"ATTNLAB_TIMING_HIDE_HOST": "0"})
         self.assertEqual(calls[1:7], ["flush", "start", "call", "stop", "sync", "flush"])
         self.assertIn("ATTNLAB_TIMING_HIDE_HOST=0", words)
-
-    def test_a_torch_without_sleep_says_so(self):
-        calls, _, words = run({"ATTNLAB_TIMING_HIDE_HOST": "1"}, has_sleep=False)
-        self.assertNotIn(f"sleep {et.SLEEP_CYCLES}", calls)
-        self.assertIn("no torch.cuda._sleep", words)
+        empty.assert_not_called()
 
 
 if __name__ == "__main__":
