@@ -13,7 +13,9 @@ one call (the order rotating), and writes each round's logs to DIR/rK/:
 This script reads them and prints, per direction, each side's median over the rounds (and its range), and the
 course's kernel over the best library's median: one table that a round's luck does not decide. "course" is whatever the
 two benchmarks were built from: the reference (course staff) or your kernels (IMPL=skeleton in the kit). A cell with
-fewer values than rounds (a program failed or timed out in a round) says so: "n=2".
+fewer values than rounds (a program failed or timed out in a round) says so: "n=2". The first line says how each side
+was timed, from the logs' own header lines, and warns when the sides were timed differently (the torch scripts once
+counted a library's host work past the L2 flush while the C++ benches did not: docs/perf.md, "GPU time only").
 
     tools/vs_torch/rounds_table.py DIR [--markdown]
 """
@@ -85,6 +87,37 @@ def read_rounds(root):
     return data, shapes, len(rounds)
 
 
+# How a log says it timed (its header line), in the words of the table's first line.
+TIMING_WORDS = (("GPU time only", "GPU time only"),
+                ("host work past the flush counted", "host work past the flush counted"),
+                ("device synchronised", "host work inside (device synchronised)"))
+
+
+def timing_of(text):
+    return next((words for phrase, words in TIMING_WORDS if phrase in text), "not said")
+
+
+def read_timings(root):
+    """{'course' | 'torch': the set of timings its logs state} over every round and direction."""
+    found = collections.defaultdict(set)
+    for r in (d for d in os.listdir(root) if re.fullmatch(r"r\d+", d)):
+        for files in FILES.values():
+            for name, role in files:
+                path = os.path.join(root, r, name)
+                if os.path.exists(path):
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        found[role].add(timing_of(f.read()))
+    return found
+
+
+def timing_line(timings):
+    said = {role: ", ".join(sorted(v)) for role, v in sorted(timings.items())}
+    if len(set().union(*timings.values()) if timings else set()) == 1:
+        return f"timing: {next(iter(said.values()))} on every side"
+    return ("timing: NOT THE SAME ON EVERY SIDE, the ratios compare unlike times — "
+            + "; ".join(f"{role}: {words}" for role, words in said.items()))
+
+
 def table(values, shapes):
     """Rows per shape: the median of each side, its range, and course / the best library's median."""
     rows = []
@@ -104,9 +137,11 @@ def cell(v, med, rounds):
     return text if len(v) == rounds else f"{text} n={len(v)}"
 
 
-def report(data, shapes, n, markdown=False):
+def report(data, shapes, n, markdown=False, timings=None):
     out = [f"{n} rounds; each cell: the median TFLOP/s (the rounds' range); ratio: the course's median over the best "
            "library's median"]
+    if timings:
+        out.append(timing_line(timings))
     for direction in FILES:
         rows = table(data[direction], shapes[direction])
         if not rows:
@@ -138,7 +173,7 @@ def main(argv=None):
         print(f"rounds_table: {args.dir}: not a folder", file=sys.stderr)
         return 2
     data, shapes, n = read_rounds(args.dir)
-    print(report(data, shapes, n, args.markdown))
+    print(report(data, shapes, n, args.markdown, read_timings(args.dir)))
     return 0
 
 

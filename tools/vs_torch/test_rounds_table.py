@@ -106,6 +106,20 @@ class RoundsTableTest(unittest.TestCase):
         self.assertEqual(medians["FA4"], 390.0)  # the best library's median, not its best round (400)
         self.assertAlmostEqual(ratio, 398.0 / 390.0)
 
+    def test_the_first_line_says_how_each_side_timed(self):
+        gpu_fwd = FWD.replace("timing: events, device synchronised, L2 flushed, median",
+                              "timing: events, L2 flushed, median, GPU time only (the call's host work queued behind a GPU wait)")
+        self.assertEqual(rt.timing_of(gpu_fwd), "GPU time only")
+        self.assertEqual(rt.timing_of(FWD), "host work inside (device synchronised)")
+        self.assertEqual(rt.timing_of(TORCH_BWD), "not said")
+        with tempfile.TemporaryDirectory() as root:  # the fixture's sides: synchronised C++, torch not saying
+            write_round(root, 1, fwd=580.0, bwd=390.0, cudnn_fwd=600.0, fa4_fwd=None, cudnn_bwd=350.0, fa4_bwd=400.0)
+            line = rt.timing_line(rt.read_timings(root))
+        self.assertIn("NOT THE SAME ON EVERY SIDE", line)
+        self.assertIn("course: host work inside (device synchronised), not said", line)  # bwd.log's header says nothing
+        self.assertEqual(rt.timing_line({"course": {"GPU time only"}, "torch": {"GPU time only"}}),
+                         "timing: GPU time only on every side")
+
     def test_report_and_its_errors(self):
         with tempfile.TemporaryDirectory() as root:
             write_round(root, 1, fwd=580.0, bwd=390.0, cudnn_fwd=600.0, fa4_fwd=None, cudnn_bwd=350.0, fa4_bwd=400.0)
