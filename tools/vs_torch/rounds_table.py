@@ -66,25 +66,36 @@ FILES = {"forward": (("fwd.log", "course"), ("torch_fwd.log", "torch")),
          "backward": (("bwd.log", "course"), ("torch_bwd.log", "torch"))}
 
 
-def read_rounds(root):
-    """{direction: {(shape, side): [TFLOP/s of each round]}}, the shapes in first-seen order, and the round count."""
+def read_logs(root):
+    """[(direction, role, text)] of every round's logs, read once, and the round count."""
     rounds = sorted((d for d in os.listdir(root) if re.fullmatch(r"r\d+", d)), key=lambda d: int(d[1:]))
     if not rounds:
         raise SystemExit(f"rounds_table: no round folders r1, r2, … in {root}")
-    data = {d: collections.defaultdict(list) for d in FILES}
-    shapes = {d: [] for d in FILES}
+    logs = []
     for r in rounds:
         for direction, files in FILES.items():
             for name, role in files:
                 path = os.path.join(root, r, name)
-                if not os.path.exists(path):
-                    continue
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    for (shape, side), v in parse_log(f.read(), role).items():
-                        data[direction][(shape, side)].append(v)
-                        if shape not in shapes[direction]:
-                            shapes[direction].append(shape)
-    return data, shapes, len(rounds)
+                if os.path.exists(path):
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        logs.append((direction, role, f.read()))
+    return logs, len(rounds)
+
+
+def collect(logs, n):
+    """{direction: {(shape, side): [TFLOP/s of each round]}}, the shapes in first-seen order, and the round count."""
+    data = {d: collections.defaultdict(list) for d in FILES}
+    shapes = {d: [] for d in FILES}
+    for direction, role, text in logs:
+        for (shape, side), v in parse_log(text, role).items():
+            data[direction][(shape, side)].append(v)
+            if shape not in shapes[direction]:
+                shapes[direction].append(shape)
+    return data, shapes, n
+
+
+def read_rounds(root):
+    return collect(*read_logs(root))
 
 
 # How a log says it timed (its header line), in the words of the table's first line.
@@ -97,22 +108,21 @@ def timing_of(text):
     return next((words for phrase, words in TIMING_WORDS if phrase in text), "not said")
 
 
-def read_timings(root):
+def timings(logs):
     """{'course' | 'torch': the set of timings its logs state} over every round and direction."""
     found = collections.defaultdict(set)
-    for r in (d for d in os.listdir(root) if re.fullmatch(r"r\d+", d)):
-        for files in FILES.values():
-            for name, role in files:
-                path = os.path.join(root, r, name)
-                if os.path.exists(path):
-                    with open(path, encoding="utf-8", errors="replace") as f:
-                        found[role].add(timing_of(f.read()))
+    for _, role, text in logs:
+        found[role].add(timing_of(text))
     return found
+
+
+def read_timings(root):
+    return timings(read_logs(root)[0])
 
 
 def timing_line(timings):
     said = {role: ", ".join(sorted(v)) for role, v in sorted(timings.items())}
-    if len(set().union(*timings.values()) if timings else set()) == 1:
+    if len(set().union(*timings.values())) == 1:
         return f"timing: {next(iter(said.values()))} on every side"
     return ("timing: NOT THE SAME ON EVERY SIDE, the ratios compare unlike times — "
             + "; ".join(f"{role}: {words}" for role, words in said.items()))
@@ -172,8 +182,8 @@ def main(argv=None):
     if not os.path.isdir(args.dir):
         print(f"rounds_table: {args.dir}: not a folder", file=sys.stderr)
         return 2
-    data, shapes, n = read_rounds(args.dir)
-    print(report(data, shapes, n, args.markdown, read_timings(args.dir)))
+    logs, n = read_logs(args.dir)
+    print(report(*collect(logs, n), args.markdown, timings(logs)))
     return 0
 
 
