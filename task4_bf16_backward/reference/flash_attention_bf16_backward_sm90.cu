@@ -6,9 +6,9 @@
 #if SOLUTION
 // Rung 2 of 4d's ladder: the key-tile kernel of rung 1 (flash_attention_bf16_backward.cu) on wgmma and TMA. A block of
 // two warpgroups owns BC = 128 keys of one (batch, head); warpgroup w owns keys 64w … 64w+63 and keeps their dK and
-// dV (64 × D float32 each) in wgmma accumulators for the whole walk over the query tiles (BR = 64 rows at D = 128,
-// 128 at D = 64). K and V arrive once by TMA; Q, dO and the tile's row terms (lse·log2 e, δ) arrive by TMA into three
-// stages, two tiles ahead. Per query tile, each warpgroup:
+// dV (64 × D float32 each) in wgmma accumulators for the whole walk over the query tiles (BR = 80 rows at D = 128, 64
+// causal below 2,048 rows; 128 at D = 64: rows_per_tile). K and V arrive once by TMA; Q, dO and the tile's row terms
+// (lse·log2 e, δ) arrive by TMA into three stages, two tiles ahead. Per query tile, each warpgroup:
 //   Sᵀ  = K_w·Q_iᵀ, dPᵀ = V_w·dO_iᵀ   wgmma m64nBRk16, both operands K-major in shared memory; two groups, so that
 //                                      Pᵀ's exponentials run while dPᵀ is on the tensor cores
 //   Pᵀ, dSᵀ = Pᵀ∘(dPᵀ − δ)            in registers (float32), as rung 1; the masks (keys past Sk, causal) in a pass of
@@ -18,6 +18,8 @@
 //   dSᵀ → shared memory, [keys][rows], 128-byte swizzled, by stmatrix: the A operand of dQ, MN-major
 //   dQ_i += dS·K                       both operands MN-major; at D = 128 warpgroup w computes columns 64w … 64w+63
 //                                      over all 128 keys, at D = 64 rows 64w … 64w+63 (one dQ a tile: no doubled adds)
+//     at BR = 80, transposed:          dS stored [rows][keys] (stmatrix .trans), dQᵀ_i += Kᵀ·dSᵀ, m64n80k16 with A = K's
+//                                      column block w MN-major and B = dS K-major (80 rows are no multiple of M = 64)
 //   dK += dSᵀ·Q_i                      A from registers, issued after dQ: it runs while dQ goes out
 //   dQ → global                        added to a float32 accumulator straight from the registers: each warp's 16 × 64
 //                                      floats as eight red.global.add.v4.f32 a thread, 512 contiguous bytes a warp each,
@@ -30,7 +32,7 @@
 // S=4096 D=128, 312 → 433 causal; the masks out of the exponentials' loop and dSᵀ by stmatrix ("the masks out of the
 // loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64; wg and warp known warp-uniform: +2–4 %;
 // dQ added from the registers, where it was staged in shared memory for the TMA unit's reduce: +3–6 % ("dQ from the
-// registers").
+// registers"); 80-row query tiles at D = 128: +2.5–11 % ("80-row query tiles").
 // flash_attention_bf16_backward.cu asks hopper_key_tiles_run_here first: false (rung 1 runs) on anything but a compute
 // capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
 #include <cuda_bf16.h>
@@ -47,10 +49,15 @@ namespace sm90 {
 
 using namespace task4::hopper;
 constexpr int BC = 128, THREADS = 256;
-// Query rows a tile: 64 at D = 128 (the registers: dK and dV take 128 a thread), 128 at D = 64 (twice the work per
-// barrier and per Q / dO tile).
-template <int D>
-__host__ __device__ constexpr int rows_per_tile() { return D == 128 ? 64 : 128; }
+// Query rows a tile: 128 at D = 64 (twice the work per barrier and per Q / dO tile); at D = 128 (dK and dV take 128
+// registers a thread) 80, but 64 for a causal call of fewer than 2,048 rows. 80 rows give each barrier and each tile's
+// waits 25 % more tensor-core work: +2.5 % at S = 1,024, +5 % at 4,096, +11 % at 16,384 non-causal, +2 % and +8 %
+// causal at 4,096 and 16,384 (H100, docs/perf.md "80-row query tiles"); causal at 1,024 they lost 3 % (more of each
+// tile is masked). dQ's 80 rows are no multiple of wgmma's 64-row M, so dQ is computed transposed there (dQᵀ = Kᵀ·dSᵀ,
+// M = the warpgroup's 64 columns of D, N = 80 rows) from dS stored [rows][keys].
+inline int rows_per_tile(int D, bool causal, int Sq) { return D == 64 ? 128 : causal && Sq < 2048 ? 64 : 80; }
+template <int BR>
+__host__ __device__ constexpr bool transposed_dq() { return BR == 80; }
 
 struct SmParams {
     CUtensorMap tq, tk, tv, tdo;  // boxes of [BR rows][64 columns] (Q, dO) and [128 rows][64 columns] (K, V)
@@ -65,9 +72,9 @@ struct SmParams {
 };
 
 // Byte offsets in shared memory (from a 1024-byte-aligned base: the swizzle pattern assumes it).
-template <int D>
+template <int D, int BR_>
 struct Layout {
-    static constexpr int BR = rows_per_tile<D>(), STAGES = 3;  // Q, dO and the row terms of three tiles
+    static constexpr int BR = BR_, STAGES = 3;  // Q, dO and the row terms of three tiles
     static constexpr uint32_t KV_TILE = BC * D * 2, ROW_TILE = BR * D * 2;
     static constexpr uint32_t K = 0, V = K + KV_TILE, Q = V + KV_TILE, DO = Q + STAGES * ROW_TILE, DS = DO + STAGES * ROW_TILE,
                               TERMS = DS + BC * BR * 2, BARS = TERMS + STAGES * BR * 8,
@@ -102,10 +109,9 @@ __host__ __device__ constexpr int dq_piece_col0(int w8) { return D == 128 ? 64 *
 // dQ = accumulator / √D in bf16, [BH][Sq][D]: a block a query tile, a warp a piece. Each lane reads its eight float4s,
 // writes them as bf16 into a [16][64] tile in shared memory (16-byte chunks swizzled by row, so that neither side
 // conflicts), and the warp writes the tile's rows below Sq out 16 bytes a lane.
-template <int D>
+template <int D, int BR>
 __global__ void __launch_bounds__(256) dq_tiles_to_bf16_kernel(const float* dq_tiles, __nv_bfloat16* dq, int Sq, int n_tiles,
                                                               long long BH, float scale) {
-    constexpr int BR = rows_per_tile<D>();
     __shared__ __align__(16) uint32_t tile[8][16 * 32];  // a warp's 16 rows × 64 bf16
     const long long bh = attn::head_of_block();
     if (bh >= BH) return;
@@ -128,6 +134,36 @@ __global__ void __launch_bounds__(256) dq_tiles_to_bf16_kernel(const float* dq_t
         if (row_base + r >= Sq) continue;
         *reinterpret_cast<uint4*>(dq + (bh * Sq + row_base + r) * D + col0 + 8 * q) =
             *reinterpret_cast<const uint4*>(&tile[w8][r * 32 + ((q ^ (r % 8)) * 4)]);
+    }
+}
+
+// The same for the transposed dQ (80-row tiles, D = 128): piece w8 = 4·wg + warp holds columns 64wg + 16warp … + 15 of
+// the tile's BR rows, lane L's float4 k being its dQᵀ elements 4k … 4k+3: columns g, g, g + 8, g + 8 of the piece,
+// rows 8k + 2t, 8k + 2t + 1, 8k + 2t, 8k + 2t + 1. The block gathers the tile as [rows][D] floats in shared memory
+// (a column of padding against bank conflicts), then writes its rows below Sq 16 bytes a thread.
+template <int BR>
+__global__ void __launch_bounds__(256) dq_t_tiles_to_bf16_kernel(const float* dq_tiles, __nv_bfloat16* dq, int Sq, int n_tiles,
+                                                                long long BH, float scale) {
+    constexpr int D = 128;
+    __shared__ float tile[BR][D + 1];
+    const long long bh = attn::head_of_block();
+    if (bh >= BH) return;
+    const int w8 = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4, col = 64 * (w8 / 4) + 16 * (w8 % 4) + g;
+    const float4* piece = reinterpret_cast<const float4*>(dq_tiles + ((bh * n_tiles + blockIdx.x) * 8 + w8) * (BR * D / 8));
+#pragma unroll
+    for (int k = 0; k < BR / 8; ++k) {
+        const float4 a = piece[32 * k + lane];
+        const int r = 8 * k + 2 * t;
+        tile[r][col] = a.x, tile[r + 1][col] = a.y, tile[r][col + 8] = a.z, tile[r + 1][col + 8] = a.w;
+    }
+    __syncthreads();
+    for (int j = threadIdx.x; j < BR * (D / 8); j += 256) {
+        const int r = j / (D / 8), c = 8 * (j % (D / 8)), row = blockIdx.x * BR + r;
+        if (row >= Sq) continue;
+        const float* x = &tile[r][c];
+        const uint4 v = make_uint4(pack_bf16(x[0] * scale, x[1] * scale), pack_bf16(x[2] * scale, x[3] * scale),
+                                   pack_bf16(x[4] * scale, x[5] * scale), pack_bf16(x[6] * scale, x[7] * scale));
+        *reinterpret_cast<uint4*>(dq + (bh * Sq + row) * D + c) = v;
     }
 }
 
@@ -166,6 +202,30 @@ __device__ __forceinline__ void wgmma_m64n64_mn_mn(float (&d)[32], uint64_t a, u
 #endif
 }
 
+// D += A·B, m64n80k16, A MN-major (A = Kᵀ: K stored [keys][D]), B K-major (B = dSᵀ: dS stored [rows][keys]): the
+// transposed dQ of the 80-row tiles.
+#if ATTNLAB_SM90A_DEVICE
+__device__ __forceinline__ void wgmma_m64n80_mn_k(float (&d)[40], uint64_t a, uint64_t b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7,"
+        "%8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23,"
+        "%24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39}, "
+        "%40, %41, p, 1, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        : "l"(a), "l"(b), "r"(accumulate));
+}
+#else
+__device__ __forceinline__ void wgmma_m64n80_mn_k(float (&)[40], uint64_t, uint64_t, int) { __trap(); }
+#endif
+
 // A fragment's registers are read by the tensor cores until the wait: keeping them live to here stops the compiler
 // from giving them to another value while an issued wgmma still reads them.
 template <int N>
@@ -177,11 +237,12 @@ __device__ __forceinline__ void pin_fragments(uint32_t (&a)[N][4]) {
 }
 
 
-template <int D>
+template <int D, int BR>
 __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_constant__ SmParams p) {
 #if ATTNLAB_SM90A_DEVICE
-    using L = Layout<D>;
-    constexpr int BR = L::BR, CB = D / 64, ST = L::STAGES;  // CB: 64-column blocks of a tile
+    using L = Layout<D, BR>;
+    constexpr int CB = D / 64, ST = L::STAGES;  // CB: 64-column blocks of a tile
+    constexpr bool DQ_T = transposed_dq<BR>();  // dQᵀ = Kᵀ·dSᵀ, dS stored [rows][keys]
     extern __shared__ unsigned char smem_raw[];
     const uint32_t raw = smem_u32(smem_raw), base = (raw + 1023) & ~1023u;
     const float2* terms_s = reinterpret_cast<const float2*>(smem_raw + (base - raw) + L::TERMS);  // [ST][BR]
@@ -236,9 +297,11 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
     const uint32_t k_rows = base + L::K + wg * 64 * 128, v_rows = base + L::V + wg * 64 * 128;  // this warpgroup's keys
     const int key0 = kb + 64 * wg + 16 * warp + g;  // the key of accumulator rows g (and g + 8)
-    // dQ_i += dS·K, split between the warpgroups: at D = 128 columns 64w … 64w+63 (B: K's column block w), at D = 64
-    // rows 64w … 64w+63 (A: dSᵀ's column block w); 128 keys either way, so each reads the other's rows of dSᵀ.
-    const uint32_t dq_a = base + L::DS + (D == 128 ? 0 : wg * BC * 128), dq_b = base + L::K + (D == 128 ? wg * BC * 128 : 0);
+    // dQ_i += dS·K, split between the warpgroups: at D = 128 columns 64w … 64w+63 (B: K's column block w; transposed,
+    // A: the same block as Kᵀ), at D = 64 rows 64w … 64w+63 (A: dSᵀ's column block w); 128 keys either way, so each
+    // reads the other's keys of dS.
+    const uint32_t dq_a = DQ_T ? base + L::K + wg * BC * 128 : base + L::DS + (D == 128 ? 0 : wg * BC * 128),
+                   dq_b = DQ_T ? base + L::DS : base + L::K + (D == 128 ? wg * BC * 128 : 0);
     mbar_wait(kv_bar, 0);
 
     for (int tile = 0; tile < n_tiles; ++tile) {
@@ -295,23 +358,37 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         // barrier 2 + w: it arrives when its dQ is done, this warpgroup waits; none before the first tile).
         if (tile > 0) bar_sync(2 + wg, THREADS);
         // one stmatrix a k-block: the four 8 × 8 matrices of fragment j (rows 16warp + 8(j%2) …, columns 16kb2 + 8(j/2) …);
-        // lane L gives the address of row L % 8 of matrix L / 8 (16 bytes: one chunk of the 128-byte swizzle)
+        // lane L gives the address of row L % 8 of matrix L / 8 (16 bytes: one chunk of the 128-byte swizzle). For the
+        // transposed dQ, .trans stores each matrix transposed: dS as [rows][keys], stored row L % 8 = query row.
 #pragma unroll
         for (int kb2 = 0; kb2 < BR / 16; ++kb2) {
-            const int j = lane / 8, row = 64 * wg + 16 * warp + 8 * (j & 1) + lane % 8, col = 16 * kb2 + 8 * (j >> 1);
-            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(base + L::DS + sw128_offset<BC>(row, col)),
-                         "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
-                         : "memory");
+            const int j = lane / 8, key = 64 * wg + 16 * warp + 8 * (j & 1), qrow = 16 * kb2 + 8 * (j >> 1);
+            if constexpr (DQ_T)
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(base + L::DS + sw128_offset<BR>(qrow + lane % 8, key)),
+                             "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
+                             : "memory");
+            else
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(base + L::DS + sw128_offset<BC>(key + lane % 8, qrow)),
+                             "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
+                             : "memory");
         }
         fence_proxy_async();
         bar_sync(1, THREADS);  // every warpgroup's dSᵀ rows written; every thread is past the tile before
         if (threadIdx.x == 0 && tile + 2 < n_tiles) load_rows(tile + 2);  // into the stage of the tile before
 
-        const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 64 * 128, 1024);
-        float dq[32];
+        constexpr int DQ_N = DQ_T ? BR : 64;  // dQ's accumulator: 64 × DQ_N a warpgroup
+        float dq[DQ_N / 2];
         wgmma_fence();
+        if constexpr (DQ_T) {
+            const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 16, 1024);
 #pragma unroll
-        for (int ks = 0; ks < BC / 16; ++ks) wgmma_m64n64_mn_mn(dq, ad + ks * 16 * 128 / 16, bd + ks * 16 * 128 / 16, ks > 0);
+            for (int ks = 0; ks < BC / 16; ++ks)  // keys 16ks …: A 16 rows of K further, B dS's column block ks/4, 32 bytes a step
+                wgmma_m64n80_mn_k(dq, ad + ks * 16 * 128 / 16, bd + ((ks / 4) * BR * 128 + (ks % 4) * 32) / 16, ks > 0);
+        } else {
+            const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 64 * 128, 1024);
+#pragma unroll
+            for (int ks = 0; ks < BC / 16; ++ks) wgmma_m64n64_mn_mn(dq, ad + ks * 16 * 128 / 16, bd + ks * 16 * 128 / 16, ks > 0);
+        }
         wgmma_commit();
         gemm_pv<D, BR>(dk, da, sQ);  // dK += dSᵀ·Q_i: runs on while dQ goes out
         wgmma_commit();
@@ -322,9 +399,9 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 
         // This warp's 16 rows × 64 columns of dQ added to the accumulator from the registers (dq_tiles_to_bf16_kernel
         // says the order): staged in shared memory for the TMA unit instead, the stores alone cost 8–17 % (docs/perf.md).
-        float* piece = p.dq_tiles + ((bh * p.n_tiles + tile + i_begin / BR) * 8 + 4 * wg + warp) * 1024 + 4 * lane;
+        float* piece = p.dq_tiles + ((bh * p.n_tiles + tile + i_begin / BR) * 8 + 4 * wg + warp) * (BR * D / 8) + 4 * lane;
 #pragma unroll
-        for (int k = 0; k < 8; ++k) red_add_v4(piece + 128 * k, dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
+        for (int k = 0; k < DQ_N / 8; ++k) red_add_v4(piece + 128 * k, dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
         wgmma_wait<0>();
         pin(dk);
         pin_fragments(da);
@@ -349,16 +426,15 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 }
 
 // The call at head_dim D: the row terms padded to whole tiles and dQ's accumulator zeroed, the key tiles, dQ in bf16.
-template <int D>
+template <int D, int BR>
 void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
                const float* lse, const float* delta, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
                int Sq, int Sk, bool causal) {
     static const bool attr = [] {  // once per instantiation: above the default 48 KB of shared memory
-        CUDA_CHECK(cudaFuncSetAttribute(key_tile_kernel_sm90<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Layout<D>::BYTES)));
+        CUDA_CHECK(cudaFuncSetAttribute(key_tile_kernel_sm90<D, BR>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Layout<D, BR>::BYTES)));
         return true;
     }();
     (void)attr;
-    constexpr int BR = rows_per_tile<D>();
     SmParams p;
     p.tq = tensor_map(q, int(BH), Sq, D, BR), p.tdo = tensor_map(dout, int(BH), Sq, D, BR);
     p.tk = tensor_map(k, int(BH), Sk, D, BC), p.tv = tensor_map(v, int(BH), Sk, D, BC);
@@ -373,9 +449,12 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     pad_row_terms_kernel<D><<<unsigned((n_terms + 255) / 256), 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p),
                                                                       reinterpret_cast<float4*>(dq_tiles.p), BH, Sq, p.Sq_pad);
     CUDA_CHECK_LAUNCH();
-    key_tile_kernel_sm90<D><<<attn::grid_over_heads(unsigned((Sk + BC - 1) / BC), BH), THREADS, Layout<D>::BYTES>>>(p);
+    key_tile_kernel_sm90<D, BR><<<attn::grid_over_heads(unsigned((Sk + BC - 1) / BC), BH), THREADS, Layout<D, BR>::BYTES>>>(p);
     CUDA_CHECK_LAUNCH();
-    dq_tiles_to_bf16_kernel<D><<<attn::grid_over_heads(unsigned(p.n_tiles), BH), 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
+    if constexpr (transposed_dq<BR>())
+        dq_t_tiles_to_bf16_kernel<BR><<<attn::grid_over_heads(unsigned(p.n_tiles), BH), 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
+    else
+        dq_tiles_to_bf16_kernel<D, BR><<<attn::grid_over_heads(unsigned(p.n_tiles), BH), 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -389,7 +468,10 @@ bool hopper_key_tiles_run_here(const __nv_bfloat16* q, const __nv_bfloat16* k, c
 void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
                       const float* lse, const float* delta, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
                       int Sq, int Sk, int D, bool causal) {
-    (D == 64 ? sm90::key_tiles<64> : sm90::key_tiles<128>)(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq, Sk, causal);
+    using namespace sm90;
+    const int BR = rows_per_tile(D, causal, Sq);
+    (D == 64 ? key_tiles<64, 128> : BR == 64 ? key_tiles<128, 64> : key_tiles<128, 80>)(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq,
+                                                                                      Sk, causal);
 }
 
 }  // namespace task4::bf16_bwd_detail
