@@ -1,0 +1,1 @@
+mkdir -p $HOME/fa4-stash && cp carry/fa4/part.01 $HOME/fa4-stash/ && ls -la $HOME/fa4-stash
