@@ -8,8 +8,8 @@
 
 namespace task4::bf16_bwd_detail {
 
-bool hopper_key_tiles_run_here(const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, long long,
-                               int) {
+bool hopper_key_tiles_run_here(const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*,
+                               const __nv_bfloat16*, const __nv_bfloat16*, long long, int) {
     return false;
 }
 

@@ -326,10 +326,11 @@ void launch_key_tiles(const Params& p) {
 }
 
 // Rung 2, the key tiles on wgmma and TMA (flash_attention_bf16_backward_sm90.cu): whether it runs here (a compute
-// capability 9.0 GPU, an sm_90a build, D = 64 or 128, pointers TMA takes), and the key tiles with dQ, from δ on: it
-// keeps dQ's accumulator itself, in the order its fragments add to it, and writes dQ in bf16.
+// capability 9.0 GPU, an sm_90a build, D = 64 or 128, pointers TMA takes: q, k, v, dout read, dk, dv written), and the
+// key tiles with dQ, from δ on: it keeps dQ's accumulator itself, in the order its fragments add to it, and writes dQ
+// in bf16.
 bool hopper_key_tiles_run_here(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
-                               long long BH, int D);
+                               const __nv_bfloat16* dk, const __nv_bfloat16* dv, long long BH, int D);
 void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
                       const float* lse, const float* delta, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
                       int Sq, int Sk, int D, bool causal);
@@ -337,7 +338,7 @@ void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv
 template <int D, int BR>
 void run(const Params& base, const __nv_bfloat16* o, __nv_bfloat16* dq) {
     const long long rows = base.BH * base.Sq;
-    const bool hopper = hopper_key_tiles_run_here(base.q, base.k, base.v, base.dout, base.BH, D);
+    const bool hopper = hopper_key_tiles_run_here(base.q, base.k, base.v, base.dout, base.dk, base.dv, base.BH, D);
     attn::StreamScratch delta{size_t(rows)}, accum{hopper ? 0 : size_t(rows) * D};  // δ, rung 1's dQ accumulator
     Params p = base;
     p.delta = delta.p, p.dq_accum = accum.p;

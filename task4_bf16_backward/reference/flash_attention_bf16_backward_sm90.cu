@@ -25,6 +25,7 @@
 //                                      floats as eight red.global.add.v4.f32 a thread, 512 contiguous bytes a warp each,
 //                                      into an accumulator laid out in the fragments' order (dq_tiles_to_bf16_kernel
 //                                      turns it into dQ); the adds are atomic in L2
+// After the walk, dK and dV in bf16 go into K's and V's places in shared memory and out by TMA stores.
 // One block-wide barrier a tile (every dSᵀ row written, before dQ); each warpgroup waits for the other to finish
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
 // longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together.
@@ -32,7 +33,8 @@
 // S=4096 D=128, 312 → 433 causal; the masks out of the exponentials' loop and dSᵀ by stmatrix ("the masks out of the
 // loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64; wg and warp known warp-uniform: +2–4 %;
 // dQ added from the registers, where it was staged in shared memory for the TMA unit's reduce: +3–6 % ("dQ from the
-// registers"); 80-row query tiles at D = 128: +2.5–11 % ("80-row query tiles").
+// registers"); 80-row query tiles at D = 128: +2.5–11 % ("80-row query tiles"); dK and dV out through shared memory by
+// the TMA unit: +2–4 % at S = 4,096, +8–14 % at S = 1,024 ("dK and dV by TMA").
 // flash_attention_bf16_backward.cu asks hopper_key_tiles_run_here first: false (rung 1 runs) on anything but a compute
 // capability 9.0 GPU, in a build without sm_90a, at D = 32, or for pointers TMA cannot take.
 #include <cuda_bf16.h>
@@ -61,6 +63,7 @@ __host__ __device__ constexpr bool transposed_dq() { return BR == 80; }
 
 struct SmParams {
     CUtensorMap tq, tk, tv, tdo;  // boxes of [BR rows][64 columns] (Q, dO) and [128 rows][64 columns] (K, V)
+    CUtensorMap tdk, tdv;         // [128 rows][64 columns]: dK and dV leave as K and V came
     const float2* terms;          // [BH][Sq_pad]: (lse·log2(e), δ) of each row; (+∞, 0) past Sq
     float* dq_tiles;              // dQ's float32 accumulator, in the fragments' order (dq_tiles_to_bf16_kernel), zeroed
     __nv_bfloat16 *dk, *dv;
@@ -407,17 +410,32 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         pin_fragments(da);
     }
 
-    // dK (× 1/√D) and dV in bf16, keys below Sk
+    // dK (× 1/√D) and dV in bf16 into K's and V's places in shared memory (the same swizzled [128 keys][64] blocks TMA
+    // filled: every warpgroup is past its last read of them first), then out by the TMA unit, one box a column block
+    // (keys past Sk are not written). Stored from the registers instead, 4 bytes a thread and 16 a row an instruction,
+    // they made the call 2–4 % slower at S = 4,096 and 7–12 % at S = 1,024, where a block's walk over its query tiles is
+    // short (docs/perf.md, "dK and dV by TMA").
+    __syncthreads();
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const int key = key0 + 8 * h;
-        if (key >= p.Sk) continue;
+        const int row = 64 * wg + 16 * warp + g + 8 * h;
 #pragma unroll
         for (int i = 0; i < D / 8; ++i) {
-            const size_t at = (bh * p.Sk + key) * D + 8 * i + 2 * t;
-            *reinterpret_cast<uint32_t*>(p.dk + at) = pack_bf16(dk[4 * i + 2 * h] * p.scale, dk[4 * i + 2 * h + 1] * p.scale);
-            *reinterpret_cast<uint32_t*>(p.dv + at) = pack_bf16(dv[4 * i + 2 * h], dv[4 * i + 2 * h + 1]);
+            const uint32_t at = sw128_offset<BC>(row, 8 * i + 2 * t);
+            const uint32_t k2 = pack_bf16(dk[4 * i + 2 * h] * p.scale, dk[4 * i + 2 * h + 1] * p.scale);
+            const uint32_t v2 = pack_bf16(dv[4 * i + 2 * h], dv[4 * i + 2 * h + 1]);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + L::K + at), "r"(k2) : "memory");
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + L::V + at), "r"(v2) : "memory");
         }
+    }
+    fence_proxy_async();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int c = 0; c < CB; ++c) {
+            tma_store_3d(&p.tdk, base + L::K + c * BC * 128, 64 * c, kb, int(bh));
+            tma_store_3d(&p.tdv, base + L::V + c * BC * 128, 64 * c, kb, int(bh));
+        }
+        tma_store_commit_and_wait();
     }
 #else
     (void)p;
@@ -438,6 +456,7 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     SmParams p;
     p.tq = tensor_map(q, int(BH), Sq, D, BR), p.tdo = tensor_map(dout, int(BH), Sq, D, BR);
     p.tk = tensor_map(k, int(BH), Sk, D, BC), p.tv = tensor_map(v, int(BH), Sk, D, BC);
+    p.tdk = tensor_map(dk, int(BH), Sk, D, BC), p.tdv = tensor_map(dv, int(BH), Sk, D, BC);
     p.dk = dk, p.dv = dv;
     p.heads_per_group = int(std::max<long long>(1, std::min<long long>(BH, (16ll << 20) / (4ll * Sq * D))));
     p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
@@ -461,8 +480,9 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
 }  // namespace sm90
 
 bool hopper_key_tiles_run_here(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
-                               long long BH, int D) {
-    return (D == 64 || D == 128) && BH <= INT_MAX && sm90::device_is_sm90a() && sm90::tma_aligned(q, k, v, dout);
+                               const __nv_bfloat16* dk, const __nv_bfloat16* dv, long long BH, int D) {
+    return (D == 64 || D == 128) && BH <= INT_MAX && sm90::device_is_sm90a() && sm90::tma_aligned(q, k, v, dout) &&
+           sm90::tma_aligned(dk, dv, dk, dv);
 }
 
 void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
