@@ -337,8 +337,10 @@ __device__ __forceinline__ void Wgmma<80>::ss_init(float (&d)[40], uint64_t a, u
           "=f"(d[32]), "=f"(d[33]), "=f"(d[34]), "=f"(d[35]), "=f"(d[36]), "=f"(d[37]), "=f"(d[38]), "=f"(d[39])
         : "l"(a), "l"(b), "n"(0));
 }
-template <>
-__device__ __forceinline__ void Wgmma<80>::ss(float (&d)[40], uint64_t a, uint64_t b) {
+// m64n80k16, D += A·B where `accumulate` is nonzero (else D = A·B); TRANS_A, TRANS_B: 1 where that operand is MN-major
+// in shared memory (Wgmma<80>::ss: both K-major; 4d's transposed dQ: A = Kᵀ MN-major, B = dS K-major).
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void wgmma_m64n80(float (&d)[40], uint64_t a, uint64_t b, int accumulate) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 {"
@@ -347,14 +349,16 @@ __device__ __forceinline__ void Wgmma<80>::ss(float (&d)[40], uint64_t a, uint64
         "%16, %17, %18, %19, %20, %21, %22, %23,"
         "%24, %25, %26, %27, %28, %29, %30, %31,"
         "%32, %33, %34, %35, %36, %37, %38, %39}, "
-        "%40, %41, p, 1, 1, 0, 0;\n}\n"
+        "%40, %41, p, 1, 1, %43, %44;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
           "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
-        : "l"(a), "l"(b), "n"(1));
+        : "l"(a), "l"(b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
 }
+template <>
+__device__ __forceinline__ void Wgmma<80>::ss(float (&d)[40], uint64_t a, uint64_t b) { wgmma_m64n80<0, 0>(d, a, b, 1); }
 template <>
 __device__ __forceinline__ void Wgmma<176>::ss_init(float (&d)[88], uint64_t a, uint64_t b) {
     asm volatile(

@@ -205,30 +205,6 @@ __device__ __forceinline__ void wgmma_m64n64_mn_mn(float (&d)[32], uint64_t a, u
 #endif
 }
 
-// D += A·B, m64n80k16, A MN-major (A = Kᵀ: K stored [keys][D]), B K-major (B = dSᵀ: dS stored [rows][keys]): the
-// transposed dQ of the 80-row tiles.
-#if ATTNLAB_SM90A_DEVICE
-__device__ __forceinline__ void wgmma_m64n80_mn_k(float (&d)[40], uint64_t a, uint64_t b, int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7,"
-        "%8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23,"
-        "%24, %25, %26, %27, %28, %29, %30, %31,"
-        "%32, %33, %34, %35, %36, %37, %38, %39}, "
-        "%40, %41, p, 1, 1, 1, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
-        : "l"(a), "l"(b), "r"(accumulate));
-}
-#else
-__device__ __forceinline__ void wgmma_m64n80_mn_k(float (&)[40], uint64_t, uint64_t, int) { __trap(); }
-#endif
-
 // A fragment's registers are read by the tensor cores until the wait: keeping them live to here stops the compiler
 // from giving them to another value while an issued wgmma still reads them.
 template <int N>
@@ -386,7 +362,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 16, 1024);
 #pragma unroll
             for (int ks = 0; ks < BC / 16; ++ks)  // keys 16ks …: A 16 rows of K further, B dS's column block ks/4, 32 bytes a step
-                wgmma_m64n80_mn_k(dq, ad + ks * 16 * 128 / 16, bd + ((ks / 4) * BR * 128 + (ks % 4) * 32) / 16, ks > 0);
+                wgmma_m64n80<1, 0>(dq, ad + ks * 16 * 128 / 16, bd + ((ks / 4) * BR * 128 + (ks % 4) * 32) / 16, ks > 0);
         } else {
             const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 64 * 128, 1024);
 #pragma unroll
