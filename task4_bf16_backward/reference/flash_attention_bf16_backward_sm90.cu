@@ -66,7 +66,6 @@ struct SmParams {
     CUtensorMap tdk, tdv;         // [128 rows][64 columns]: dK and dV leave as K and V came
     const float2* terms;          // [BH][Sq_pad]: (lse·log2(e), δ) of each row; (+∞, 0) past Sq
     float* dq_tiles;              // dQ's float32 accumulator, in the fragments' order (dq_tiles_to_bf16_kernel), zeroed
-    __nv_bfloat16 *dk, *dv;
     int Sq, Sk, Sq_pad, n_tiles;  // n_tiles = Sq_pad / BR
     long long BH;
     int heads_per_group;  // causal: heads whose Q and dO (2·Sq·D bf16 each) fit in 16 MB together
@@ -342,14 +341,17 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #pragma unroll
         for (int kb2 = 0; kb2 < BR / 16; ++kb2) {
             const int j = lane / 8, key = 64 * wg + 16 * warp + 8 * (j & 1), qrow = 16 * kb2 + 8 * (j >> 1);
-            if constexpr (DQ_T)
-                asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(base + L::DS + sw128_offset<BR>(qrow + lane % 8, key)),
+            if constexpr (DQ_T) {
+                const uint32_t at = base + L::DS + sw128_offset<BR>(qrow + lane % 8, key);
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(at),
                              "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
                              : "memory");
-            else
-                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(base + L::DS + sw128_offset<BC>(key + lane % 8, qrow)),
+            } else {
+                const uint32_t at = base + L::DS + sw128_offset<BC>(key + lane % 8, qrow);
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(at),
                              "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
                              : "memory");
+            }
         }
         fence_proxy_async();
         bar_sync(1, THREADS);  // every warpgroup's dSᵀ rows written; every thread is past the tile before
@@ -376,8 +378,9 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         pin_fragments(pa);
         if (tile + 1 < n_tiles) bar_arrive(2 + (1 - wg), THREADS);  // done reading the other warpgroup's dSᵀ rows
 
-        // This warp's 16 rows × 64 columns of dQ added to the accumulator from the registers (dq_tiles_to_bf16_kernel
-        // says the order): staged in shared memory for the TMA unit instead, the stores alone cost 8–17 % (docs/perf.md).
+        // This warp's 16 rows × 64 columns of dQ (transposed: its 16 columns × 80 rows) added to the accumulator from the
+        // registers (dq_tiles_to_bf16_kernel and dq_t_tiles_to_bf16_kernel say the order): staged in shared memory for
+        // the TMA unit instead, the stores alone cost 8–17 % (docs/perf.md).
         float* piece = p.dq_tiles + ((bh * p.n_tiles + tile + i_begin / BR) * 8 + 4 * wg + warp) * (BR * D / 8) + 4 * lane;
 #pragma unroll
         for (int k = 0; k < DQ_N / 8; ++k) red_add_v4(piece + 128 * k, dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
@@ -433,7 +436,6 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     p.tq = tensor_map(q, int(BH), Sq, D, BR), p.tdo = tensor_map(dout, int(BH), Sq, D, BR);
     p.tk = tensor_map(k, int(BH), Sk, D, BC), p.tv = tensor_map(v, int(BH), Sk, D, BC);
     p.tdk = tensor_map(dk, int(BH), Sk, D, BC), p.tdv = tensor_map(dv, int(BH), Sk, D, BC);
-    p.dk = dk, p.dv = dv;
     p.heads_per_group = int(std::max<long long>(1, std::min<long long>(BH, (16ll << 20) / (4ll * Sq * D))));
     p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
     const double scale = 1.0 / std::sqrt(double(D));
