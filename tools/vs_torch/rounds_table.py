@@ -82,8 +82,8 @@ def read_logs(root):
     return logs, len(rounds)
 
 
-def collect(logs, n):
-    """{direction: {(shape, side): [TFLOP/s of each round]}}, the shapes in first-seen order, and the round count."""
+def collect(logs):
+    """{direction: {(shape, side): [TFLOP/s of each round]}} and the shapes in first-seen order."""
     data = {d: collections.defaultdict(list) for d in FILES}
     shapes = {d: [] for d in FILES}
     for direction, role, text in logs:
@@ -91,11 +91,13 @@ def collect(logs, n):
             data[direction][(shape, side)].append(v)
             if shape not in shapes[direction]:
                 shapes[direction].append(shape)
-    return data, shapes, n
+    return data, shapes
 
 
 def read_rounds(root):
-    return collect(*read_logs(root))
+    """collect()'s two results and the round count."""
+    logs, n = read_logs(root)
+    return (*collect(logs), n)
 
 
 # How a log says it timed (its header line), in the words of the table's first line.
@@ -120,9 +122,9 @@ def read_timings(root):
     return timings(read_logs(root)[0])
 
 
-def timing_line(timings):
-    said = {role: ", ".join(sorted(v)) for role, v in sorted(timings.items())}
-    if len(set().union(*timings.values())) == 1:
+def timing_line(found):
+    said = {role: ", ".join(sorted(v)) for role, v in sorted(found.items())}
+    if len(set().union(*found.values())) == 1:
         return f"timing: {next(iter(said.values()))} on every side"
     return ("timing: NOT THE SAME ON EVERY SIDE, the ratios compare unlike times — "
             + "; ".join(f"{role}: {words}" for role, words in said.items()))
@@ -147,11 +149,11 @@ def cell(v, med, rounds):
     return text if len(v) == rounds else f"{text} n={len(v)}"
 
 
-def report(data, shapes, n, markdown=False, timings=None):
+def report(data, shapes, n, markdown=False, found_timings=None):
     out = [f"{n} rounds; each cell: the median TFLOP/s (the rounds' range); ratio: the course's median over the best "
            "library's median"]
-    if timings:
-        out.append(timing_line(timings))
+    if found_timings:
+        out.append(timing_line(found_timings))
     for direction in FILES:
         rows = table(data[direction], shapes[direction])
         if not rows:
@@ -183,7 +185,7 @@ def main(argv=None):
         print(f"rounds_table: {args.dir}: not a folder", file=sys.stderr)
         return 2
     logs, n = read_logs(args.dir)
-    print(report(*collect(logs, n), args.markdown, timings(logs)))
+    print(report(*collect(logs), n, args.markdown, timings(logs)))
     return 0
 
 
