@@ -613,23 +613,33 @@ __device__ __forceinline__ void rescale(float (&o)[D / 2], const float (&alpha)[
 #pragma unroll
     for (int i = 0; i < D / 8; ++i) o[4 * i] *= alpha[0], o[4 * i + 1] *= alpha[0], o[4 * i + 2] *= alpha[1], o[4 * i + 3] *= alpha[1];
 }
+// An accumulator fragment's rows (local rows row_local + 8h, each × scale[h]) as bf16 into a swizzled [ROWS][D] tile.
+template <int D, int ROWS>
+__device__ __forceinline__ void store_fragment_bf16(uint32_t tile, const float (&acc)[D / 2], const float (&scale)[2], int row_local,
+                                                    int t) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int r = row_local + 8 * h;
+#pragma unroll
+        for (int i = 0; i < D / 8; ++i) {
+            const uint32_t v = pack_bf16(acc[4 * i + 2 * h] * scale[h], acc[4 * i + 2 * h + 1] * scale[h]);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(tile + sw128_offset<ROWS>(r, 8 * i + 2 * t)), "r"(v) : "memory");
+        }
+    }
+}
 // O / l as bf16 into this warpgroup's 64 rows (local rows row_local, row_local + 8) of a swizzled [ROWS][D] tile; a
 // row that saw no key (l = 0) gets zeros.
 template <int D, int ROWS>
 __device__ __forceinline__ void store_o_tile(uint32_t tile, const float (&o)[D / 2], const float (&l)[2], int row_local, int t) {
+    float inv[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         float sum = l[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
-        const int r = row_local + 8 * h;
-#pragma unroll
-        for (int i = 0; i < D / 8; ++i) {
-            const uint32_t v = pack_bf16(o[4 * i + 2 * h] * inv, o[4 * i + 2 * h + 1] * inv);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(tile + sw128_offset<ROWS>(r, 8 * i + 2 * t)), "r"(v) : "memory");
-        }
+        inv[h] = sum > 0.f ? 1.f / sum : 0.f;
     }
+    store_fragment_bf16<D, ROWS>(tile, o, inv, row_local, t);
 }
 
 // Rows row and row + 8 of a consumer thread's fragments: each row's log-sum-exp (m and l as online_softmax keeps them,

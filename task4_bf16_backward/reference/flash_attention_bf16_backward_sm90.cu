@@ -395,18 +395,9 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     // they made the call 2–4 % slower at S = 4,096 and 7–12 % at S = 1,024, where a block's walk over its query tiles is
     // short (docs/perf.md, "dK and dV by TMA").
     __syncthreads();
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int row = 64 * wg + 16 * warp + g + 8 * h;
-#pragma unroll
-        for (int i = 0; i < D / 8; ++i) {
-            const uint32_t at = sw128_offset<BC>(row, 8 * i + 2 * t);
-            const uint32_t k2 = pack_bf16(dk[4 * i + 2 * h] * p.scale, dk[4 * i + 2 * h + 1] * p.scale);
-            const uint32_t v2 = pack_bf16(dv[4 * i + 2 * h], dv[4 * i + 2 * h + 1]);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + L::K + at), "r"(k2) : "memory");
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + L::V + at), "r"(v2) : "memory");
-        }
-    }
+    const float dk_scale[2] = {p.scale, p.scale}, dv_scale[2] = {1.0f, 1.0f};
+    store_fragment_bf16<D, BC>(base + L::K, dk, dk_scale, 64 * wg + 16 * warp + g, t);
+    store_fragment_bf16<D, BC>(base + L::V, dv, dv_scale, 64 * wg + 16 * warp + g, t);
     fence_proxy_async();
     __syncthreads();
     if (threadIdx.x == 0) {
