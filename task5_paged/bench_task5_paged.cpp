@@ -9,9 +9,7 @@
 // on the CPU with the tests' tolerance. Timing: events, L2 flushed, warm-up, median (common/cuda/bench.h), twice: the
 // call's host work hidden behind a GPU wait, as tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 (GB/s and the
 // share of the copy come from this one), and with the device synchronised around the call, host work inside (a decode
-// step's host time is time the GPU waits unless the server overlaps it). Every buffer comes from a pool that keeps
-// freed memory (FreedMemory::kept, common/cuda/bench.h): a shape's pools mapped again from memory an earlier shape gave
-// back to the driver read 13 % slower (docs/perf.md, "5b's ragged batch: the benchmark's own cudaFree").
+// step's host time is time the GPU waits unless the server overlaps it).
 //   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
 // --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler; --f32: the float32 rows alone;
 // --layouts: B = 1 and the ragged batch with pages of 64 and 256, each in order and shuffled; --sweep: B = 64 at MQA and at
@@ -209,5 +207,5 @@ int main(int argc, char** argv) {
         fmt::print(out, "\npaged_decode_f32 (task5b.4: float32 pools, CUDA cores; not graded for speed), pages of 64 shuffled\n");
         for (size_t i = 0; i < shapes.size() && (!quick || i < 2); ++i)
             if (only < 0 || int(i) == only) run_shape<float>(ctx.bencher, shapes[i], kPaged);
-    }, FreedMemory::kept);  // each shape's pools in memory never given back to the driver (run_benchmark, bench.h)
+    });
 }

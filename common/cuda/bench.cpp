@@ -81,14 +81,13 @@ Ceilings measure_ceilings(Bencher& b) {
     return c;
 }
 
-int run_benchmark(const char* program, FILE* out, const std::function<void(BenchContext&)>& body, FreedMemory freed) {
+int run_benchmark(const char* program, FILE* out, const std::function<void(BenchContext&)>& body) {
     std::string why;
     if (!has_cuda_device(&why)) {
         fmt::print("skipped: no CUDA device ({})\n", why);
         return 77;
     }
     try {
-        if (freed == FreedMemory::kept) keep_freed_device_memory();  // before the first buffer
         Bencher b;
         BenchContext ctx{device_info(), b, measure_ceilings(b)};
         fmt::print(out, "GPU: {} ({} SMs, {} MB L2)   ceilings measured now: copy {:.0f} GB/s, cuBLAS SGEMM {:.1f} TFLOP/s\n",

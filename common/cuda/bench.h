@@ -60,16 +60,13 @@ Ceilings measure_ceilings(Bencher& b);
 
 // The frame of every benchmark program: without a GPU it prints "skipped: no CUDA device (…)" and
 // returns 77; otherwise it measures the ceilings, prints the GPU line to `out`, runs `body`, and
-// turns an exception into one line on stderr and exit code 1. FreedMemory::kept: every DeviceBuffer of the program,
-// the ceilings' included, comes from a pool that keeps freed memory (keep_freed_device_memory, device.h).
+// turns an exception into one line on stderr and exit code 1.
 struct BenchContext {
     DeviceInfo device;
     Bencher& bencher;
     Ceilings ceilings;
 };
-enum class FreedMemory { to_driver, kept };
-int run_benchmark(const char* program, FILE* out, const std::function<void(BenchContext&)>& body,
-                  FreedMemory freed = FreedMemory::to_driver);
+int run_benchmark(const char* program, FILE* out, const std::function<void(BenchContext&)>& body);
 
 // "name   0.123 ms (min 0.120, n=20)   12.3 TFLOP/s = 24% of SGEMM   345 GB/s = 8% of copy"
 // flops or bytes may be 0 to leave that column out.

@@ -57,49 +57,21 @@ inline void require_bf16_mma(const std::string& who) {
     if (!missing_bf16_mma().empty()) throw std::runtime_error(who + ": " + missing_bf16_mma());
 }
 
-// Whether DeviceBuffers come from the device's stream-ordered memory pool, set to keep what is freed (see
-// keep_freed_device_memory). Off unless a program turns it on.
-inline bool& device_buffers_from_kept_pool() {
-    static bool on = false;
-    return on;
-}
-// For benchmarks that allocate and free a shape's buffers one shape after another: from now on DeviceBuffers come from
-// the device's default memory pool with its release threshold at half the device, so freed memory stays with the process
-// and the next buffer reuses it, as torch's caching allocator does and as a server's pool allocated once is. Memory
-// given back to the driver by cudaFree and mapped again by cudaMalloc made a 5b decode that read it 13 % slower, in every
-// shape after the first of a process (docs/perf.md, "5b's ragged batch: the benchmark's own cudaFree").
-inline void keep_freed_device_memory() {
-    cudaMemPool_t pool;
-    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
-    size_t free_bytes = 0, total_bytes = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    unsigned long long keep = total_bytes / 2;  // held past this, the pool gives memory back (a bound, not a target)
-    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    device_buffers_from_kept_pool() = true;
-}
-
 // A device allocation of n elements of T, freed on destruction. Move-only.
 template <class T>
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
-    explicit DeviceBuffer(size_t n) : n_(n), pooled_(device_buffers_from_kept_pool()) {
-        if (!n) return;
-        if (pooled_) {  // in stream order on stream 0, then ready for any stream and for synchronous copies
-            CUDA_CHECK(cudaMallocAsync(&p_, n * sizeof(T), 0));
-            CUDA_CHECK(cudaStreamSynchronize(0));
-        } else {
-            CUDA_CHECK(cudaMalloc(&p_, n * sizeof(T)));
-        }
+    explicit DeviceBuffer(size_t n) : n_(n) {
+        if (n) CUDA_CHECK(cudaMalloc(&p_, n * sizeof(T)));
     }
     explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
     ~DeviceBuffer() {
-        if (p_ && pooled_) cudaFreeAsync(p_, 0);
-        else if (p_) cudaFree(p_);
+        if (p_) cudaFree(p_);
     }
-    DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_), pooled_(o.pooled_) { o.p_ = nullptr, o.n_ = 0; }
+    DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-        std::swap(p_, o.p_), std::swap(n_, o.n_), std::swap(pooled_, o.pooled_);
+        std::swap(p_, o.p_), std::swap(n_, o.n_);
         return *this;
     }
     DeviceBuffer(const DeviceBuffer&) = delete;
@@ -128,7 +100,6 @@ public:
 private:
     T* p_ = nullptr;
     size_t n_ = 0;
-    bool pooled_ = false;  // from the kept pool: freed with cudaFreeAsync
 };
 
 }  // namespace attn
