@@ -706,10 +706,10 @@ inline bool device_is_sm90a() {
     return false;
 #endif
 }
-// TMA needs 16-byte-aligned base addresses (cudaMalloc gives 256).
-inline bool tma_aligned(const void* a, const void* b, const void* c, const void* d) {
-    return ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b) | reinterpret_cast<uintptr_t>(c) |
-             reinterpret_cast<uintptr_t>(d)) & 15) == 0;
+// TMA needs 16-byte-aligned base addresses (cudaMalloc gives 256): whether every pointer given is.
+template <class... T>
+inline bool tma_aligned(const T*... p) {
+    return ((reinterpret_cast<uintptr_t>(p) | ... | uintptr_t(0)) & 15) == 0;
 }
 
 }  // namespace task4::hopper

@@ -450,8 +450,7 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
 
 bool hopper_key_tiles_run_here(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
                                const __nv_bfloat16* dk, const __nv_bfloat16* dv, long long BH, int D) {
-    return (D == 64 || D == 128) && BH <= INT_MAX && sm90::device_is_sm90a() && sm90::tma_aligned(q, k, v, dout) &&
-           sm90::tma_aligned(dk, dv, dk, dv);
+    return (D == 64 || D == 128) && BH <= INT_MAX && sm90::device_is_sm90a() && sm90::tma_aligned(q, k, v, dout, dk, dv);
 }
 
 void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
