@@ -9,7 +9,10 @@
 // on the CPU with the tests' tolerance. Timing: events, L2 flushed, warm-up, median (common/cuda/bench.h), twice: the
 // call's host work hidden behind a GPU wait, as tools/vs_torch/paged_decode.py times cuDNN, FA2 and FA4 (GB/s and the
 // share of the copy come from this one), and with the device synchronised around the call, host work inside (a decode
-// step's host time is time the GPU waits unless the server overlaps it).
+// step's host time is time the GPU waits unless the server overlaps it). Every buffer of a shape comes from one KeptPool
+// (common/cuda/device.h) that keeps what earlier shapes freed: pools mapped again from memory given back to the driver
+// read up to 13 % slower, in every shape after a process's first (docs/perf.md, "5b's ragged batch: the benchmark's own
+// cudaFree"); --cudamalloc (after any other option) allocates as before, to see it.
 //   make bench-task5-paged [IMPL=reference] [ARGS="--quick"]    your kernel (or the model solution)
 // --quick: the first two shapes; --shape N: the N-th alone (0 = the first), for a profiler; --f32: the float32 rows alone;
 // --layouts: B = 1 and the ragged batch with pages of 64 and 256, each in order and shuffled; --sweep: B = 64 at MQA and at
@@ -98,6 +101,13 @@ struct Layout {
 const Layout kContiguous{"contiguous", 256, false, false}, kPaged{"pages of 64", 64, true, false},
     kCompact{"compact pool", 64, true, true}, kInOrder64{"64, in order", 64, false, false}, kShuffled256{"256, shuffled", 256, true, false};
 
+// Where a shape's buffers come from: the benchmark's KeptPool, or cudaMalloc (--cudamalloc) where it is null.
+const KeptPool* kept_pool = nullptr;
+template <class T>
+DeviceBuffer<T> buffer(size_t n) {
+    return kept_pool ? DeviceBuffer<T>(n, *kept_pool) : DeviceBuffer<T>(n);
+}
+
 template <class T>
 void run_shape(Bencher& bench, const BenchShape& s, const Layout& layout) {
     const int D = 128, B = int(s.lengths.size()), ps = layout.page_size;
@@ -115,12 +125,12 @@ void run_shape(Bencher& bench, const BenchShape& s, const Layout& layout) {
         for (int b = 0, next = 0; b < B; ++b)
             for (int p = 0; p < pps; ++p) table[size_t(b) * pps + p] = p < (s.lengths[b] + ps - 1) / ps ? order[next++] : -1;
     }
-    DeviceBuffer<T> kp(pool), vp(pool), q(nq), o(nq);
+    DeviceBuffer<T> kp = buffer<T>(pool), vp = buffer<T>(pool), q = buffer<T>(nq), o = buffer<T>(nq);
     for (auto [buf, n, seed] : {std::tuple{&kp, pool, 51}, std::tuple{&vp, pool, 52}, std::tuple{&q, nq, 53}}) {
         if constexpr (std::is_same_v<T, float>) {
             fill_normal(buf->get(), n, uint64_t(seed));
         } else {
-            DeviceBuffer<float> f(n);
+            DeviceBuffer<float> f = buffer<float>(n);
             fill_normal(f.get(), n, uint64_t(seed)), task4::bf16_convert::to_bf16(f.get(), buf->get(), nullptr, n);
         }
     }
@@ -150,7 +160,7 @@ void run_shape(Bencher& bench, const BenchShape& s, const Layout& layout) {
     const double worst = check<T>(s, D, ps, pps, table, q, kp, vp, o);
     // A copy of the same bytes, timed the same way: read + written, as the ceilings count a copy.
     const size_t n_bytes = size_t(bytes);
-    DeviceBuffer<char> from(n_bytes), to(n_bytes);
+    DeviceBuffer<char> from = buffer<char>(n_bytes), to = buffer<char>(n_bytes);
     const auto copy_call = [&] { CUDA_CHECK(cudaMemcpyAsync(to.get(), from.get(), n_bytes, cudaMemcpyDeviceToDevice, 0)); };
     const Timing tc = bench.time(copy_call, overlapped), tc_sync = bench.time(copy_call);
     const Timing tr = bench.time([&] { read_stream(from.get(), n_bytes); }, overlapped);
@@ -171,7 +181,12 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     const bool quick = mode == "--quick", f32_only = mode == "--f32", layouts = mode == "--layouts", sweep = mode == "--sweep";
     const int only = argc > 2 && std::string(argv[1]) == "--shape" ? std::atoi(argv[2]) : -1;  // one shape (profiling)
+    const bool cudamalloc = std::string(argv[argc - 1]) == "--cudamalloc";
     return run_benchmark("bench_task5_paged", out, [&](BenchContext& ctx) {
+        const KeptPool pool;
+        if (!cudamalloc) kept_pool = &pool;
+        fmt::print(out, "buffers: {}\n", cudamalloc ? "cudaMalloc and cudaFree, shape by shape (--cudamalloc)"
+                                                     : "from one pool that keeps freed memory (KeptPool)");
         std::vector<int> ragged(32);  // lengths 1 … 32768, log-uniform, seeded
         std::mt19937_64 g(11);
         for (int& L : ragged) L = int(std::exp2(std::uniform_real_distribution<double>(0, 15)(g)));

@@ -57,7 +57,32 @@ inline void require_bf16_mma(const std::string& who) {
     if (!missing_bf16_mma().empty()) throw std::runtime_error(who + ": " + missing_bf16_mma());
 }
 
-// A device allocation of n elements of T, freed on destruction. Move-only.
+// A stream-ordered memory pool of the current device that keeps what is freed into it (its release threshold at the
+// maximum), for a program that allocates and frees one shape's buffers after another: the next shape reuses memory
+// already mapped, as torch's caching allocator does and as a server's pool allocated once is. Memory cudaFree gave back
+// to the driver and cudaMalloc mapped again made 5b's decode read the ragged batch 13 % slower (docs/perf.md, "5b's
+// ragged batch: the benchmark's own cudaFree"). A buffer takes it by name (DeviceBuffer(n, pool)); nothing else changes.
+class KeptPool {
+public:
+    KeptPool() {
+        cudaMemPoolProps props{};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        CUDA_CHECK(cudaGetDevice(&props.location.id));
+        CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+        unsigned long long keep_all = ~0ULL;
+        CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_all));
+    }
+    ~KeptPool() { cudaMemPoolDestroy(pool_); }  // memory still lent out goes back when its buffers are freed
+    KeptPool(const KeptPool&) = delete;
+    KeptPool& operator=(const KeptPool&) = delete;
+    cudaMemPool_t get() const { return pool_; }
+
+private:
+    cudaMemPool_t pool_ = nullptr;
+};
+
+// A device allocation of n elements of T, freed on destruction: by cudaMalloc, or from a KeptPool. Move-only.
 template <class T>
 class DeviceBuffer {
 public:
@@ -65,13 +90,20 @@ public:
     explicit DeviceBuffer(size_t n) : n_(n) {
         if (n) CUDA_CHECK(cudaMalloc(&p_, n * sizeof(T)));
     }
+    DeviceBuffer(size_t n, const KeptPool& pool) : n_(n), pool_(pool.get()) {
+        if (!n) return;
+        // in stream order on the default stream, then waited for: ready for any stream and for synchronous copies
+        CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&p_), n * sizeof(T), pool_, 0));
+        CUDA_CHECK(cudaStreamSynchronize(0));
+    }
     explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
     ~DeviceBuffer() {
-        if (p_) cudaFree(p_);
+        if (p_ && pool_) cudaFreeAsync(p_, 0);
+        else if (p_) cudaFree(p_);
     }
-    DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
+    DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_), pool_(o.pool_) { o.p_ = nullptr, o.n_ = 0; }
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-        std::swap(p_, o.p_), std::swap(n_, o.n_);
+        std::swap(p_, o.p_), std::swap(n_, o.n_), std::swap(pool_, o.pool_);
         return *this;
     }
     DeviceBuffer(const DeviceBuffer&) = delete;
@@ -100,6 +132,7 @@ public:
 private:
     T* p_ = nullptr;
     size_t n_ = 0;
+    cudaMemPool_t pool_ = nullptr;  // set: from a KeptPool, freed into it
 };
 
 }  // namespace attn
