@@ -8,27 +8,16 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <cstdint>
 
 #include "common/cuda/cuda_check.h"
+#include "common/cuda/device.h"  // KeptPool
 
 namespace attn {
 
+// The scratch's pool: a KeptPool (device.h), made at the first call.
 inline cudaMemPool_t keeping_pool() {
-    static const cudaMemPool_t pool = [] {
-        int dev = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        cudaMemPoolProps props{};
-        props.allocType = cudaMemAllocationTypePinned;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = dev;
-        cudaMemPool_t p = nullptr;
-        CUDA_CHECK(cudaMemPoolCreate(&p, &props));
-        uint64_t keep = UINT64_MAX;
-        CUDA_CHECK(cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep));
-        return p;
-    }();
-    return pool;
+    static const KeptPool pool;
+    return pool.get();
 }
 
 // n floats on the default stream's order (none, p null, when n is 0).
