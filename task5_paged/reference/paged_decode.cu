@@ -745,7 +745,7 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     attn::require_bf16_mma(fn);
     if (D == 64) return launch<64, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
     // A group larger than one row tile (MQA's 32) is served by blocks side by side that read the same tiles: there four
-    // stages (one block an SM) read MQA's bytes 5–6 % faster than three (two blocks an SM); with smaller groups three
+    // stages (one block an SM) read MQA's bytes 4–6 % faster than three (two blocks an SM); with smaller groups three
     // keep two blocks on every SM (H100, docs/perf.md "MQA with four stages").
     if (H_q / H_kv > kRows) return launch<128, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
     return launch<128, 3>(g, q, k_pages, v_pages, o, page_table, lengths);
