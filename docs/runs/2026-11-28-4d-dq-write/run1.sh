@@ -6,6 +6,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 tar -C carry -xJf carry/x.tar.xz  # the binaries named in README.md, built here
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 X=carry/x
+# diag_summary.py (carried as carry/x_scripts/) is kept in ../2026-11-28-5b-mqa-stages/
 R="--shape=1,3,1,64 --shape=2,3,127,128 --shape=2,3,129,64 --shape=1,2,81,128 --shape=1,2,1000,128 --shape=3,1,4100,64 --shape=3,1,160,64 --shape=3,5,1024,128 --shape=1,3,383,64 --shape=2,2,4100,128"
 timeout 120 $X/bench_m3 $R > "$OUT/m3_ragged.log" 2>&1; echo "m3 ragged rc=$? $(grep -c ' ok$' "$OUT/m3_ragged.log") ok, $(grep -c MISMATCH "$OUT/m3_ragged.log") mismatch"
 S="--shape=16,32,1024,64 --shape=4,32,4096,64 --shape=1,32,16384,64 --shape=16,16,1024,128 --shape=4,16,4096,128"
