@@ -468,6 +468,12 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     if (split) merge_parts<D>(p, it, kvh, rb, rows, reinterpret_cast<float*>(smem_raw));
 }
 
+// The memory's peak bytes a second for each SM: its clock (kHz, two transfers a cycle) × its bus (bits) / 8 / SMs.
+inline double dram_bytes_per_second_per_sm() {
+    return 2e3 * attn::cached_device_attribute<cudaDevAttrMemoryClockRate>() *
+           (attn::cached_device_attribute<cudaDevAttrGlobalMemoryBusWidth>() / 8.0) / attn::sm_count();
+}
+
 // Shared memory a block of decode_kernel<D, STAGES, N> takes, set as its limit once; how many fit an SM.
 template <int D, int STAGES, int N>
 static int blocks_per_sm(size_t smem) {
@@ -744,10 +750,13 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     check_call(fn, g, {{"q", q}, {"k_pages", k_pages}, {"v_pages", v_pages}, {"o", o}}, page_table, lengths, false);
     attn::require_bf16_mma(fn);
     if (D == 64) return launch<64, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
-    // A group larger than one row tile (MQA's 32) is served by blocks side by side that read the same tiles: there four
-    // stages (one block an SM) read MQA's bytes 4–6 % faster than three (two blocks an SM); with smaller groups three
-    // keep two blocks on every SM (H100, docs/perf.md "MQA with four stages").
-    if (H_q / H_kv > kRows) return launch<128, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
+    // A group larger than one row tile (MQA's 32) is served by blocks side by side that read the same tiles. Where the
+    // memory serves each SM less than 30 GB/s (an H100: 25), four stages (one block an SM, so one piece a sequence at
+    // MQA) read MQA's bytes 4–6 % faster than three; where it serves more (an H200: 37), three stages (two blocks an SM,
+    // two pieces a sequence) are 5–7 % faster than four. Smaller groups keep three everywhere (docs/perf.md, "MQA with
+    // four stages" and "MQA's stages on the H200").
+    if (H_q / H_kv > kRows && dram_bytes_per_second_per_sm() < 30e9)
+        return launch<128, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
     return launch<128, 3>(g, q, k_pages, v_pages, o, page_table, lengths);
 #else
     // TODO(task5b.2): the plan above.
