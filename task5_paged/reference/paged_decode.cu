@@ -486,10 +486,14 @@ static int blocks_per_sm(size_t smem) {
     return n;
 }
 
+// Shared memory a block of decode_kernel<D, STAGES, ·> takes: each stage's K and V tiles, and the query rows.
+template <int D, int STAGES>
+constexpr size_t kDecodeSmem = size_t(2 * STAGES * kKeys + kRows) * D * sizeof(__nv_bfloat16);
+
 template <int D, int STAGES>
 static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat16* k_pages, const __nv_bfloat16* v_pages,
                    __nv_bfloat16* o, const int* table, const int* lengths) {
-    constexpr size_t smem = size_t(2 * STAGES * kKeys + kRows) * D * sizeof(__nv_bfloat16);
+    constexpr size_t smem = kDecodeSmem<D, STAGES>;
     static_assert(smem >= (4 * kRows * D + 8 * kRows) * sizeof(float), "the warps' results must fit the tiles' memory");
     static_assert(smem >= kRows * 256 * sizeof(float), "a merge's weights (up to 256 parts a row) must fit it too");
     const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
@@ -753,11 +757,13 @@ void paged_decode_bf16(const __nv_bfloat16* q, const __nv_bfloat16* k_pages, con
     // A group larger than one row tile (MQA's 32) is served by blocks side by side that read the same tiles. Where the
     // memory serves each SM less than 30 GB/s (an H100: 25), four stages (one block an SM, so one piece a sequence at
     // MQA) read MQA's bytes 4–6 % faster than three; where it serves more (an H200: 37), three stages (two blocks an SM,
-    // two pieces a sequence) are 5–7 % faster than four. Smaller groups keep three everywhere (docs/perf.md, "MQA with
-    // four stages" and "MQA's stages on the H200").
-    if (H_q / H_kv > kRows && dram_bytes_per_second_per_sm() < 30e9)
+    // two pieces a sequence) are 5–7 % faster than four. Smaller groups keep three (docs/perf.md, "MQA with four stages"
+    // and "MQA's stages on the H200"), or two where a block's shared memory cannot hold three (99 KB on sm_86 and sm_89).
+    const size_t room = attn::cached_device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>();
+    if (H_q / H_kv > kRows && dram_bytes_per_second_per_sm() < 30e9 && kDecodeSmem<128, 4> <= room)
         return launch<128, 4>(g, q, k_pages, v_pages, o, page_table, lengths);
-    return launch<128, 3>(g, q, k_pages, v_pages, o, page_table, lengths);
+    if (kDecodeSmem<128, 3> <= room) return launch<128, 3>(g, q, k_pages, v_pages, o, page_table, lengths);
+    return launch<128, 2>(g, q, k_pages, v_pages, o, page_table, lengths);
 #else
     // TODO(task5b.2): the plan above.
     (void)q, (void)k_pages, (void)v_pages, (void)o, (void)page_table, (void)lengths, (void)B, (void)H_q, (void)H_kv, (void)D,
