@@ -28,7 +28,7 @@
 // After the walk, dK and dV in bf16 go into K's and V's places in shared memory and out by TMA stores.
 // One block-wide barrier a tile (every dSᵀ row written, before dQ); each warpgroup waits for the other to finish
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
-// longest first (the first keys see the most query tiles) within groups of heads whose Q and dO fit in L2 together.
+// longest first (the first keys see the most query tiles) within groups of heads of about one wave of blocks.
 // Measured step by step on an H100 (docs/perf.md, "The bf16 backward (4d), rung 2"): 345 → 491 TFLOP/s at B=4 H=16
 // S=4096 D=128, 312 → 433 causal; the masks out of the exponentials' loop and dSᵀ by stmatrix ("the masks out of the
 // loop"): 490 → 530 and 428 → 463 there, 417 → 485 at B=1 H=32 S=16384 D=64; wg and warp known warp-uniform: +2–4 %;
@@ -68,7 +68,7 @@ struct SmParams {
     float* dq_tiles;              // dQ's float32 accumulator, in the fragments' order (dq_tiles_to_bf16_kernel), zeroed
     int Sq, Sk, Sq_pad, n_tiles;  // n_tiles = Sq_pad / BR
     long long BH;
-    int heads_per_group;  // causal: heads whose Q and dO (2·Sq·D bf16 each) fit in 16 MB together
+    int heads_per_group;  // causal: heads whose blocks are ordered together (causal_heads_per_group)
     bool causal;
     float scale, scale_log2;  // 1/√D, log2(e)/√D
 };
@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     const uint32_t kv_bar = base + L::BARS, row_bar = kv_bar + 8;  // row_bar + 8·stage: a tile's Q, dO, row terms
 
     // Causal: the blocks in order of work, longest first (a block's query tiles fall with its first key), within
-    // groups of heads whose Q and dO fit in L2 together, so that the short blocks come last and fill the gaps.
+    // groups of heads of about one wave of blocks (causal_heads_per_group), so that the short blocks come last and fill the gaps.
     long long bh = attn::head_of_block();
     int kblock = blockIdx.x;
     if (p.causal) {
@@ -413,6 +413,17 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #endif
 }
 
+// Causal: how many heads' blocks are ordered longest first together: about one wave of blocks (#SMs / key blocks a
+// head, rounded down to a power of two), and no more heads than 16 MB of Q and dO hold. A group of 64 heads (the 16 MB
+// bound alone) took 258 TFLOP/s at 16·32·1024·64, 16 heads 275; 17 heads (#SMs / 8 rounded up) 269, and 5 at
+// 4·16·4096·128 517 against 4's 528: groups of other sizes lost 1–3 % (H100, docs/perf.md "4d's causal blocks").
+inline long long causal_heads_per_group(long long BH, int Sq, int Sk, int D) {
+    const long long key_blocks = (Sk + BC - 1) / BC;
+    long long wave = 1;
+    while (2 * wave * key_blocks <= attn::sm_count()) wave *= 2;
+    return std::max(1LL, std::min({BH, wave, (16LL << 20) / (4LL * Sq * D)}));
+}
+
 // The call at head_dim D: the row terms padded to whole tiles and dQ's accumulator zeroed, the key tiles, dQ in bf16.
 template <int D, int BR>
 void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
@@ -427,7 +438,7 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     p.tq = tensor_map(q, int(BH), Sq, D, BR), p.tdo = tensor_map(dout, int(BH), Sq, D, BR);
     p.tk = tensor_map(k, int(BH), Sk, D, BC), p.tv = tensor_map(v, int(BH), Sk, D, BC);
     p.tdk = tensor_map(dk, int(BH), Sk, D, BC), p.tdv = tensor_map(dv, int(BH), Sk, D, BC);
-    p.heads_per_group = int(std::max<long long>(1, std::min<long long>(BH, (16ll << 20) / (4ll * Sq * D))));
+    p.heads_per_group = int(causal_heads_per_group(BH, Sq, Sk, D));
     p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
     const double scale = 1.0 / std::sqrt(double(D));
     p.scale = float(scale), p.scale_log2 = float(1.4426950408889634 * scale);
