@@ -227,7 +227,8 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     const uint32_t kv_bar = base + L::BARS, row_bar = kv_bar + 8;  // row_bar + 8·stage: a tile's Q, dO, row terms
 
     // Causal: the blocks in order of work, longest first (a block's query tiles fall with its first key), within
-    // groups of heads of about one wave of blocks (causal_heads_per_group), so that the short blocks come last and fill the gaps.
+    // groups of heads of about one wave of blocks (causal_heads_per_group), so that the short blocks come last and fill
+    // the gaps.
     long long bh = attn::head_of_block();
     int kblock = blockIdx.x;
     if (p.causal) {
@@ -414,9 +415,9 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 }
 
 // Causal: how many heads' blocks are ordered longest first together: about one wave of blocks (#SMs / key blocks a
-// head, rounded down to a power of two), and no more heads than 16 MB of Q and dO hold. A group of 64 heads (the 16 MB
-// bound alone) took 258 TFLOP/s at 16·32·1024·64, 16 heads 275; 17 heads (#SMs / 8 rounded up) 269, and 5 at
-// 4·16·4096·128 517 against 4's 528: groups of other sizes lost 1–3 % (H100, docs/perf.md "4d's causal blocks").
+// head, rounded down to a power of two), and no more heads than 16 MB of Q and dO hold. At 16·32·1024·64 the 16 MB
+// bound alone gave 64 heads a group and 258 TFLOP/s, one wave 16 heads and 275; the wave rounded up instead (17 heads
+// there, 5 at 4·16·4096·128) lost 2–3 % (H100, docs/perf.md "4d's causal blocks").
 inline long long causal_heads_per_group(long long BH, int Sq, int Sk, int D) {
     const long long key_blocks = (Sk + BC - 1) / BC;
     long long wave = 1;
