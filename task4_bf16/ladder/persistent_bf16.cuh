@@ -27,6 +27,11 @@
 //    serialises the wgmma), so Q·Kᵀ reads Q from shared memory. What it costs: 192 rows divide few lengths (1,024 is
 //    5⅓ tiles: 12.5 % of the rows computed for nothing), a tile is a larger share of a wave, and causal row blocks
 //    compute more masked keys; three_warpgroups_pay() below says where it wins.
+// 5. At D = 128, O's rescale by the last softmax's factors runs after the next Q·Kᵀ is issued and before P·V
+//    (FlashAttention-3's order), while the tensor cores work on Q·Kᵀ, instead of between P·V's wait and P's
+//    conversion, the stretch of the loop that must hide under the other consumer's GEMMs: +0.4–1.9 % at the six
+//    D = 128 points of issue 31's table (two H100 calls, docs/perf.md, "4b: O's rescale under the next Q·Kᵀ"). At
+//    D = 64 it lost 1.8 % at S = 1,024 (two consumers) and was level with three consumers, so it stays where it was.
 //
 // Shared memory: Q [BR][D], STAGES × (K, V) [BC][D], O [BR][D], barriers, BR = 64·NWG. One block per SM (128·(NWG + 1)
 // threads; setmaxnreg to 24 / 240 as in rung 8 with two consumers, 32 / 160 with three).
@@ -64,6 +69,8 @@ template <int D, int BC, int STAGES, bool QREG, int NWG>
 __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __grid_constant__ Params p, const PersistentParams pp) {
 #if ATTNLAB_SM90A_DEVICE
     constexpr int BR = 64 * NWG, Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2, CB = D / 64;
+    // Where O's rescale runs (point 5 above): after the next Q·Kᵀ is issued at D = 128, after P·V's wait at D = 64.
+    constexpr bool RESCALE_UNDER_QK = D == 128;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sQ = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t sK = sQ + Q_BYTES, sV = sK + STAGES * KV_BYTES, sO = sV + STAGES * KV_BYTES;
@@ -203,6 +210,10 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
                     wgmma_fence();
                     qk(sK + st * KV_BYTES);
                     wgmma_commit();
+                    if constexpr (RESCALE_UNDER_QK) {
+                        rescale<D>(o_acc, alpha);  // the last softmax's rescale, while this Q·Kᵀ runs
+                        wgmma_fence();             // o_acc was written: order it before P·V reads it
+                    }
                     gemm_pv<D, BC>(o_acc, pf, sV + sp * KV_BYTES);
                     wgmma_commit();
                     bar_arrive(other_turn, 256);
@@ -216,11 +227,12 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
                     wgmma_wait<0>();
                     pin(o_acc);
                     if (lane == 0) mbar_arrive(empty_v + 8 * sp);
-                    rescale<D>(o_acc, alpha);
+                    if constexpr (!RESCALE_UNDER_QK) rescale<D>(o_acc, alpha);
                     to_a_fragments<BC>(s, pf);
                 }
                 const int ll = loads + n_tiles - 1;
                 mbar_wait(full_v + 8 * st, (ll / STAGES) & 1);
+                if constexpr (RESCALE_UNDER_QK) rescale<D>(o_acc, alpha);
                 wgmma_fence();
                 gemm_pv<D, BC>(o_acc, pf, sV + st * KV_BYTES);
                 wgmma_commit();
