@@ -31,7 +31,7 @@
 //    (FlashAttention-3's order), while the tensor cores work on Q·Kᵀ, instead of between P·V's wait and P's
 //    conversion, the stretch of the loop that must hide under the other consumer's GEMMs: +0.4–1.9 % at the six
 //    D = 128 points of issue 31's table (two H100 calls, docs/perf.md, "4b: O's rescale under the next Q·Kᵀ"). At
-//    D = 64 it lost 1.8 % at S = 1,024 (two consumers) and was level with three consumers, so it stays where it was.
+//    D = 64 it lost 1.7 % at S = 1,024 (two consumers) and was level with three consumers, so it stays where it was.
 //
 // Shared memory: Q [BR][D], STAGES × (K, V) [BC][D], O [BR][D], barriers, BR = 64·NWG. One block per SM (128·(NWG + 1)
 // threads; setmaxnreg to 24 / 240 as in rung 8 with two consumers, 32 / 160 with three).
