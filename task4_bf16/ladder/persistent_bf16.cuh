@@ -32,6 +32,10 @@
 //    conversion, the stretch of the loop that must hide under the other consumer's GEMMs: +0.4–1.9 % at the six
 //    D = 128 points of issue 31's table (two H100 calls, docs/perf.md, "4b: O's rescale under the next Q·Kᵀ"). At
 //    D = 64 it lost 1.7 % at S = 1,024 (two consumers) and was level with three consumers, so it stays where it was.
+// 6. A consumer whose 64 rows all lie past Sq (the last row block of a length that BR does not divide: 4,096 = 21 × 192
+//    + 64 leaves two of three consumers idle) waits, takes its turns and releases each stage as the others do, and
+//    issues nothing: the tile's other consumers then share the tensor cores with fewer. Three consumers gained up to
+//    7 % (docs/perf.md, "Rung 10c: idle consumers skip their work").
 //
 // Shared memory: Q [BR][D], STAGES × (K, V) [BC][D], O [BR][D], barriers, BR = 64·NWG. One block per SM (128·(NWG + 1)
 // threads; setmaxnreg to 24 / 240 as in rung 8 with two consumers, 32 / 160 with three).
@@ -183,6 +187,31 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
             };
             if (n_tiles == 0) {
                 if (lane == 0) mbar_arrive(q_empty);
+            } else if (wg_row0 >= p.Sq) {
+                // every row of this consumer lies past Sq (point 6): its place in the pipeline and the ring, no work
+                int st = loads % STAGES;
+                mbar_wait(full_k + 8 * st, (loads / STAGES) & 1);
+                if (lane == 0) {
+                    mbar_arrive(empty_k + 8 * st);
+                    if (n_tiles == 1) mbar_arrive(q_empty);
+                }
+                for (int j = 1; j < n_tiles; ++j) {
+                    const int sp = st, lp = loads + j - 1;
+                    st = (loads + j) % STAGES;
+                    mbar_wait(full_k + 8 * st, ((loads + j) / STAGES) & 1);
+                    mbar_wait(full_v + 8 * sp, (lp / STAGES) & 1);
+                    bar_sync(my_turn, 256);
+                    bar_arrive(other_turn, 256);
+                    if (lane == 0) {
+                        mbar_arrive(empty_k + 8 * st);
+                        if (j == n_tiles - 1) mbar_arrive(q_empty);
+                        mbar_arrive(empty_v + 8 * sp);
+                    }
+                }
+                const int ll = loads + n_tiles - 1;
+                mbar_wait(full_v + 8 * st, (ll / STAGES) & 1);
+                if (lane == 0) mbar_arrive(empty_v + 8 * st);
+                loads += n_tiles;
             } else {
                 if constexpr (QREG) {
                     load_q_fragments<D, BR>(qf, sQ, 64 * c);
@@ -262,23 +291,23 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
 #endif
 }
 
-// Whether rung 10c's three consumers (192-row tiles) beat 10b's two (128 rows) at D = 64, by what an H100 measured
-// (docs/perf.md, "The bf16 forward at D = 64: three consumer warpgroups"). Without a mask every tile costs the same, so
-// a call takes its number of waves (tiles over #SMs, rounded up) times a tile's rows; three consumers get through their
-// rows 8 % faster once the rows are long (Sk ≥ 2,048). That model picked the faster kernel at each of the six shapes
-// measured with Sk ≥ 2,048 (S = 2,048 to 16,384, B·H = 32 to 256; the ratio of the two within 3 % of its prediction);
-// at S = 1,024 three consumers lost 4 %. Causal, the row blocks differ and 192-row tiles compute more masked keys:
-// three consumers first won only from Sq = 8,192; with the warp-uniform indices they lead from 4,096 (+0.3 to +6 % at
-// nine shapes of S = 4,096 to 16,384, B·H = 12 to 256, two passes; level at 2,048: −1.1 to +1.0 %; docs/perf.md,
-// "4b's entry point").
+// Whether rung 10c's three consumers (192-row tiles) beat 10b's two (128 rows) at D = 64, by what an H200 measured with
+// idle consumers skipping their work (point 6; docs/perf.md, "Rung 10c: idle consumers skip their work", 28 shapes of
+// B·H = 4 to 1,024, S = 512 to 16,384, two passes). Count a call's work in 64-row units (one consumer's share of a
+// tile, B·H·⌈Sq/64⌉): a wave of blocks takes #SMs·2 units with two consumers, #SMs·3 with three, and three consumers
+// get through their rows 10 % faster (10c / 10b at full waves: 1.10–1.12). Without a mask, waves × rows a wave, over
+// 1.10 for three, picked the faster kernel (or one within 1 % of it) at 27 of 28 shapes; the miss, B·H = 64 at
+// S = 2,048, cost 1.6 %. Causal, 192-row tiles compute more masked keys: three consumers lose at S ≤ 1,100 at every
+// B·H, and lead or tie from S = 2,048 once the call has 15 units an SM (2,048 units on 132 SMs: +4.3 % at S = 4,096,
+// level at 2,048); with fewer units 10b leads by 1–26 %. This rule is within 1 % of the faster at all 28 causal shapes.
 inline bool three_warpgroups_pay(int BH, int Sq, int Sk, bool causal) {
-    if (causal) return Sq >= 4096 && Sk >= 4096;
-    if (Sk < 2048) return false;
-    auto waves_times_rows = [&](int rows) {
-        const long long tiles = static_cast<long long>(BH) * ((Sq + rows - 1) / rows);
-        return static_cast<double>((tiles + attn::sm_count() - 1) / attn::sm_count()) * rows;
+    const long long units = static_cast<long long>(BH) * ((Sq + 63) / 64), sms = attn::sm_count();
+    if (causal) return Sq >= 2048 && Sk >= 2048 && units >= 15 * sms;
+    if (Sk < 512) return false;  // not measured below 512 keys
+    auto waves_times_rows = [&](long long consumers) {
+        return static_cast<double>((units + sms * consumers - 1) / (sms * consumers)) * 64.0 * static_cast<double>(consumers);
     };
-    return waves_times_rows(192) / 1.08 < waves_times_rows(128);
+    return waves_times_rows(3) / 1.10 < waves_times_rows(2);
 }
 
 // Launches the kernel on min(#SMs, tiles) blocks (the caller checked device_is_sm90a() and 16-byte alignment); lse,
