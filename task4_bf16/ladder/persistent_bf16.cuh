@@ -98,10 +98,13 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
     }
     __syncthreads();
 
-    // At D = 64 the warpgroup and warp indices are broadcast from lane 0, so that the compiler knows them warp-uniform and
-    // keeps the addresses and wgmma descriptors derived from them in uniform registers: +8 % at D = 64 on three consumers
-    // (docs/perf.md, "The bf16 backward (4d): the masks out of the loop"); at D = 128 it measured 1 % slower, so not there.
-    const int wg = D == 64 ? __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0) : int(threadIdx.x) / 128;
+    // The warpgroup and warp indices are broadcast from lane 0, so that the compiler knows them warp-uniform and keeps the
+    // addresses and wgmma descriptors derived from them in uniform registers; from threadIdx.x it moved each descriptor
+    // from ordinary registers (R2UR) before every wgmma (96 R2UR in the D = 128 kernel, 40 after). +8 % at D = 64 on
+    // three consumers (docs/perf.md, "The bf16 backward (4d): the masks out of the loop"); at D = 128 it measured 1 %
+    // slower on an H100 on that day's build and +1.6–2.4 % at six points on an H200 on the build after O's rescale moved
+    // (docs/perf.md, "The forward beside FA4 under ncu").
+    const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0);
     if (wg == 0) {
         // ---- producer: takes tiles from the scheduler; for each, hands the tile to the consumers with its Q (through
         // the Q barrier: the tile's index in tile_slot[q_count % 2], written before the arrive), then its K and V.
@@ -149,7 +152,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
     } else {
         // ---- consumers: rung 9's loop, tile after tile ----
         regs_raise<NWG == 2 ? 240 : 160>();
-        const int c = wg - 1, tid = threadIdx.x % 128, warp = D == 64 ? __shfl_sync(0xffffffffu, tid / 32, 0) : tid / 32,
+        const int c = wg - 1, tid = threadIdx.x % 128, warp = __shfl_sync(0xffffffffu, tid / 32, 0),
                   lane = threadIdx.x % 32;
         const int g = lane / 4, t = lane % 4;
         // the consumers' turns at the tensor cores, in a ring (named barriers NWG+1 …; 1 … NWG are the stores')
