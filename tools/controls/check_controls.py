@@ -22,6 +22,7 @@ one at a time, so that no control is timed beside another.
 """
 import argparse
 import concurrent.futures
+import difflib
 import glob
 import json
 import os
@@ -62,7 +63,16 @@ def selected(listing, only, prebuilt):
     """The entries of grader/<listing>.json named by --only (all without it), set up for as `make taskN` does
     unless prebuilt (a GPU machine running what was built elsewhere)."""
     with open(os.path.join(ROOT, "grader", listing + ".json")) as f:
-        entries = [e for e in json.load(f)[listing] if not only or e["name"] in only]
+        every = json.load(f)[listing]
+    names = [e["name"] for e in every]
+    unknown = [n for n in (only or []) if n not in names]
+    if unknown:  # a misspelt name would otherwise select nothing and "pass" with 0 checked
+        def hint(n):
+            close = difflib.get_close_matches(n, names, 1)
+            return f"'{n}'" + (f" (did you mean '{close[0]}'?)" if close else "")
+        sys.exit(f"grader/{listing}.json has no entry named "
+                 + ", ".join(hint(n) for n in unknown))
+    entries = [e for e in every if not only or e["name"] in only]
     if not prebuilt:
         setup({e["task"] for e in entries})
     return entries

@@ -63,7 +63,7 @@ import json; t='$GPU_TASKS'.split()
 print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['controls'] if str(c['task']) in t and not c.get('static')))")
 [ -n "${PACK_CONTROLS:-}" ] && gpu_controls=$PACK_CONTROLS  # a subset, e.g. the calibration cases
 /usr/bin/python3 tools/controls/check_controls.py $(printf -- "--only %s " $gpu_controls) > build/pack-controls.log \
-  || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build"; exit 1; }
+  || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build, or PACK_CONTROLS names none (above)"; exit 1; }
 # calibration cases (ladder steps as submissions): their runners, built here (check_controls.py skips them without a GPU)
 /usr/bin/python3 -c "
 import json; want='$gpu_controls'.split()
@@ -88,7 +88,7 @@ for e in $gpu_exploits; do
   # its objects travel too: the grader's audit of them (symbols, a part's required calls) runs there as here
   /usr/bin/python3 -c "
 import sys, shutil; sys.path.insert(0, 'tools/controls'); import check_exploits as c, json
-e = next(x for x in json.load(open('grader/exploits.json'))['exploits'] if x['name'] == '$e')
+e = c.selected('exploits', ['$e'], True)[0]  # a name not in grader/exploits.json stops here, named
 for o in c.build(e)[2]: shutil.copy(o, 'build/carry/exploits/$e/objects/' + o.replace('/', '__'))" || { echo "pack_gpu: exploit $e did not build"; exit 1; }
   t=$(/usr/bin/python3 -c "import json; print(next(x['task'] for x in json.load(open('grader/exploits.json'))['exploits'] if x['name'] == '$e'))")
   strip -o build/carry/exploits/$e/runner_task$t build/exploits/$e/runner_task$t  # the runner of the task it attacks
