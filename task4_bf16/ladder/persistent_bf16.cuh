@@ -34,8 +34,9 @@
 //    D = 64 it lost 1.7 % at S = 1,024 (two consumers) and was level with three consumers, so it stays where it was.
 // 6. A consumer whose 64 rows all lie past Sq (the last row block of a length that BR does not divide: 4,096 = 21 × 192
 //    + 64 leaves two of three consumers idle) waits, takes its turns and releases each stage as the others do, and
-//    issues nothing: the tile's other consumers then share the tensor cores with fewer. Three consumers gained up to
-//    7 % (docs/perf.md, "Rung 10c: idle consumers skip their work").
+//    issues nothing: the tile's other consumers then share the tensor cores with fewer. Three consumers gained 0.5–9 %
+//    where a consumer idles (6.5 % and 8.6 % causal at 16·32·1024·64; docs/perf.md, "Rung 10c: idle consumers skip
+//    their work").
 //
 // Shared memory: Q [BR][D], STAGES × (K, V) [BC][D], O [BR][D], barriers, BR = 64·NWG. One block per SM (128·(NWG + 1)
 // threads; setmaxnreg to 24 / 240 as in rung 8 with two consumers, 32 / 160 with three).
