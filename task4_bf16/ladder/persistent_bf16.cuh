@@ -25,8 +25,8 @@
 //    the other's GEMMs; with three, each softmax has two other consumers' GEMMs to hide under. The registers: 32 for
 //    the producer, 160 for the consumers (65,536 / 512 threads), too few for Q's fragments as well (ptxas spills and
 //    serialises the wgmma), so Q·Kᵀ reads Q from shared memory. What it costs: 192 rows divide few lengths (1,024 is
-//    5⅓ tiles: 12.5 % of the rows computed for nothing), a tile is a larger share of a wave, and causal row blocks
-//    compute more masked keys; three_warpgroups_pay() below says where it wins.
+//    5⅓ tiles; point 6 keeps the consumers of the rows past Sq from computing), a tile is a larger share of a wave, and
+//    causal row blocks compute more masked keys; three_warpgroups_pay() below says where it wins.
 // 5. At D = 128, O's rescale by the last softmax's factors runs after the next Q·Kᵀ is issued and before P·V
 //    (FlashAttention-3's order), while the tensor cores work on Q·Kᵀ, instead of between P·V's wait and P's
 //    conversion, the stretch of the loop that must hide under the other consumer's GEMMs: +0.4–1.9 % at the six

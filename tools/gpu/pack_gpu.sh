@@ -63,7 +63,7 @@ import json; t='$GPU_TASKS'.split()
 print(' '.join(c['name'] for c in json.load(open('grader/controls.json'))['controls'] if str(c['task']) in t and not c.get('static')))")
 [ -n "${PACK_CONTROLS:-}" ] && gpu_controls=$PACK_CONTROLS  # a subset, e.g. the calibration cases
 /usr/bin/python3 tools/controls/check_controls.py $(printf -- "--only %s " $gpu_controls) > build/pack-controls.log \
-  || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build, or PACK_CONTROLS names none (above)"; exit 1; }
+  || { grep -v "skipped\|caught" build/pack-controls.log; echo "pack_gpu: a control did not build, or a name is not in grader/controls.json (above)"; exit 1; }
 # calibration cases (ladder steps as submissions): their runners, built here (check_controls.py skips them without a GPU)
 /usr/bin/python3 -c "
 import json; want='$gpu_controls'.split()
