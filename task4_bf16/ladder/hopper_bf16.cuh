@@ -181,6 +181,19 @@ __device__ __forceinline__ void pin(float (&r)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
+// Stores of a wgmma's A fragments that never run (`never`: false at run time, unknown to the compiler): a use of the
+// registers, which the tensor cores read until the wait, and a branch the wait does not move above (persistent_bf16.cuh,
+// point 7). Empty asm (pin) does not do this: it leaves no instruction for ptxas to keep.
+template <int N>
+__device__ __forceinline__ void hold_fragments(const uint32_t (&a)[N][4], bool never) {
+    if (never) {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+            asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(16 * i), "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]),
+                         "r"(a[i][3])
+                         : "memory");
+    }
+}
 
 // m64nNk16, bf16 × bf16 → fp32, one warpgroup. Accumulator fragment (N/2 floats a thread), as mma.sync's m16n8 C
 // fragment once per warp: warp w of the warpgroup owns rows 16w … 16w+15; lane (g = lane/4, t = lane%4) holds

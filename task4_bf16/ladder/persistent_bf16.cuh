@@ -37,6 +37,14 @@
 //    issues nothing: the tile's other consumers then share the tensor cores with fewer. Three consumers gained 0.5–9 %
 //    where a consumer idles (6.5 % and 8.6 % causal at 16·32·1024·64; docs/perf.md, "Rung 10c: idle consumers skip
 //    their work").
+// 7. At D = 128, P·V's wait stays after the softmax, so that a consumer's softmax of S_j runs while the tensor cores
+//    finish its own P_{j−1}·V_{j−1}. Left to itself, ptxas moved that wait up to the start of the softmax: P's fragment
+//    registers are free for new values once P·V is issued, as the compiler sees it, and the tensor cores read them
+//    until the wait, so ptxas waited before the first such write. hold_fragments — stores of P's fragments that never
+//    run, in a branch — keeps them live and is a block boundary the wait does not cross. +0.5–1.3 % at S = 4,096 and
+//    16,384, −0.1 / −0.6 % at S = 1,024; at D = 64 2.6–9.4 % slower (rung 10c's consumers, with 160 registers, then
+//    hold P beside S and O through the softmax; 10b's 2.6 % at S = 1,024 causal is not explained), so at D = 128 only
+//    (H200, docs/perf.md "P·V's wait after the softmax").
 //
 // Shared memory: Q [BR][D], STAGES × (K, V) [BC][D], O [BR][D], barriers, BR = 64·NWG. One block per SM (128·(NWG + 1)
 // threads; setmaxnreg to 24 / 240 as in rung 8 with two consumers, 32 / 160 with three).
@@ -76,6 +84,8 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
     constexpr int BR = 64 * NWG, Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2, CB = D / 64;
     // Where O's rescale runs (point 5 above): after the next Q·Kᵀ is issued at D = 128, after P·V's wait at D = 64.
     constexpr bool RESCALE_UNDER_QK = D == 128;
+    // Whether P·V's wait is held after the softmax (point 7 above): at D = 128.
+    constexpr bool PV_WAIT_AFTER_SOFTMAX = D == 128;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sQ = (smem_u32(smem_raw) + 1023) & ~1023u;
     const uint32_t sK = sQ + Q_BYTES, sV = sK + STAGES * KV_BYTES, sO = sV + STAGES * KV_BYTES;
@@ -257,6 +267,7 @@ __global__ void __launch_bounds__(128 * (NWG + 1), 1) persistent_kernel(const __
                         if (!QREG && j == n_tiles - 1) mbar_arrive(q_empty);
                     }
                     softmax_tile(j);
+                    if constexpr (PV_WAIT_AFTER_SOFTMAX) hold_fragments(pf, p.Sk < 0);
                     wgmma_wait<0>();
                     pin(o_acc);
                     if (lane == 0) mbar_arrive(empty_v + 8 * sp);

@@ -11,6 +11,10 @@
 //    (two wgmma groups in flight), waits for the first group only, runs the softmax of S_j while P_{j−1}·V_{j−1} is
 //    still on the tensor cores, then waits for it, rescales O and turns S_j into P_j (bf16 registers) for the next
 //    step. The registers: S_j, O and P_{j−1} are live at once (64 + 64 + 32 a thread at D = BC = 128).
+//    What the compiler does with it: P_{j−1}'s registers look free once its wgmma is issued, so ptxas gives them to
+//    the softmax's values and, because the tensor cores read them until the wait, moves the wait for P_{j−1}·V_{j−1}
+//    up to the softmax's start: no overlap at all (read it in the SASS: WARPGROUP.DEPBAR before the MUFU.EX2s).
+//    hold_fragments after the softmax (stores of P that never run, in a branch) keeps them, and the wait, in place.
 //    Without OVERLAP, each turn is P_{j−1}·V_{j−1} then Q·K_jᵀ, waited for together (ping-pong alone).
 // Why: rung 8's consumers each wait for their own GEMMs before the softmax and for the softmax before the next
 // GEMM; the tensor cores see both consumers' requests at the same moments and nothing in between.
@@ -142,6 +146,7 @@ __global__ void __launch_bounds__(384, 1) pingpong_kernel(const __grid_constant_
                 pin(s);
                 if (lane == 0) mbar_arrive(empty_k + 8 * st);
                 softmax_tile(j);
+                hold_fragments(pf, p.Sk < 0);  // or ptxas moves the next wait up to the softmax's start (see above)
                 wgmma_wait<0>();
                 pin(o_acc);
                 if (lane == 0) mbar_arrive(empty_v + 8 * sp);
