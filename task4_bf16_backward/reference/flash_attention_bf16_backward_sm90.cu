@@ -14,7 +14,8 @@
 //   Pᵀ, dSᵀ = Pᵀ∘(dPᵀ − δ)            in registers (float32), as rung 1; the masks (keys past Sk, causal) in a pass of
 //                                      their own, only in the tiles that need them
 //   dV += Pᵀ·dO_i                      wgmma with A from registers (the accumulator of Sᵀ is the A fragment of Pᵀ) and B
-//                                      MN-major (dO_i as TMA left it: no transpose copy), issued before dSᵀ is stored
+//                                      MN-major (dO_i as TMA left it: no transpose copy), issued before dSᵀ is stored;
+//                                      at D = 64 before dPᵀ is waited for, so that it runs while dSᵀ is computed
 //   dSᵀ → shared memory, [keys][rows], 128-byte swizzled, by stmatrix: the A operand of dQ, MN-major
 //   dQ_i += dS·K                       both operands MN-major; at D = 128 warpgroup w computes columns 64w … 64w+63
 //                                      over all 128 keys, at D = 64 rows 64w … 64w+63 (one dQ a tile: no doubled adds)
@@ -318,19 +319,30 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
                         if (8 * i + 2 * t + e2 < row_from) s[4 * i + 2 * h + e2] = 0.0f;
             }
         }
-        wgmma_wait<0>();
+        // dV += Pᵀ·dO_i (issued, not waited on). At D = 64 it is issued before dPᵀ is waited for, so that it runs while
+        // dSᵀ is computed: +0.4–1.2 % at S ≤ 4,096; at D = 128 (dK and dV in 128 registers) that order lost 4–6 %
+        // (H200, docs/perf.md "P·V's wait after the softmax").
+        constexpr bool DV_BEFORE_DP_WAIT = D == 64;
+        uint32_t pa[BR / 16][4], da[BR / 16][4];
+        auto issue_dv = [&] {
+            to_a_fragments<BR>(s, pa);
+            wgmma_fence();
+            gemm_pv<D, BR>(dv, pa, sDO);
+            wgmma_commit();
+        };
+        if constexpr (DV_BEFORE_DP_WAIT) {
+            issue_dv();
+            wgmma_wait<1>();
+        } else {
+            wgmma_wait<0>();
+        }
         pin(dp);
 #pragma unroll
         for (int i = 0; i < BR / 8; ++i)
 #pragma unroll
             for (int e = 0; e < 4; ++e) dp[4 * i + e] = s[4 * i + e] * (dp[4 * i + e] - terms[8 * i + 2 * t + (e & 1)].y);
-        uint32_t pa[BR / 16][4], da[BR / 16][4];
-        to_a_fragments<BR>(s, pa), to_a_fragments<BR>(dp, da);
-
-        // dV += Pᵀ·dO_i (issued, not waited on)
-        wgmma_fence();
-        gemm_pv<D, BR>(dv, pa, sDO);
-        wgmma_commit();
+        if constexpr (!DV_BEFORE_DP_WAIT) issue_dv();
+        to_a_fragments<BR>(dp, da);
 
         // dSᵀ to shared memory, rows = this warpgroup's keys: fragment j of k-block kb2 holds rows g + 8(j%2), columns
         // 16kb2 + 8(j/2) + 2t. The other warpgroup's dQ of the tile before read these rows: wait for its word (named
@@ -376,7 +388,10 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         wgmma_commit();
         wgmma_wait<1>();
         pin(dq), pin(dv);
-        pin_fragments(pa);
+        if constexpr (DV_BEFORE_DP_WAIT)
+            hold_fragments(pa, p.Sk < 0);  // dV's A fragments in their registers until here, and no wait moved up
+        else
+            pin_fragments(pa);
         if (tile + 1 < n_tiles) bar_arrive(2 + (1 - wg), THREADS);  // done reading the other warpgroup's dSᵀ rows
 
         // This warp's 16 rows × 64 columns of dQ (transposed: its 16 columns × 80 rows) added to the accumulator from the
