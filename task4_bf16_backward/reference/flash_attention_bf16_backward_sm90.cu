@@ -206,7 +206,9 @@ __device__ __forceinline__ void wgmma_m64n64_mn_mn(float (&d)[32], uint64_t a, u
 }
 
 // A fragment's registers are read by the tensor cores until the wait: keeping them live to here stops the compiler
-// from giving them to another value while an issued wgmma still reads them.
+// from giving them to another value while an issued wgmma still reads them — in the PTX. The asm is empty, so ptxas
+// sees no use; it guards the registers itself, by waiting before it reuses them, a wait it may move earlier than the
+// source's. hold_fragments (hopper_bf16.cuh) is the form ptxas keeps: the early dV below needs it.
 template <int N>
 __device__ __forceinline__ void pin_fragments(uint32_t (&a)[N][4]) {
 #pragma unroll
