@@ -85,13 +85,15 @@ gpu_exploits=${PACK_EXPLOITS:-$(/usr/bin/python3 -c "
 import json; print(' '.join(e['name'] for e in json.load(open('grader/exploits.json'))['exploits'] if e.get('gpu') or e['name'] == 'defines_event_timing'))")}
 for e in $gpu_exploits; do
   mkdir -p build/carry/exploits/$e/objects
-  # its objects travel too: the grader's audit of them (symbols, a part's required calls) runs there as here
+  # its objects travel too: the grader's audit of them (symbols, a part's required calls) runs there as here; then the
+  # runner of the task it attacks
   /usr/bin/python3 -c "
-import sys, shutil; sys.path.insert(0, 'tools/controls'); import check_exploits as c, json
+import sys, shutil, subprocess; sys.path.insert(0, 'tools/controls'); import check_exploits as c
 e = c.selected('exploits', ['$e'], True)[0]  # a name not in grader/exploits.json stops here, named
-for o in c.build(e)[2]: shutil.copy(o, 'build/carry/exploits/$e/objects/' + o.replace('/', '__'))" || { echo "pack_gpu: exploit $e did not build"; exit 1; }
-  t=$(/usr/bin/python3 -c "import json; print(next(x['task'] for x in json.load(open('grader/exploits.json'))['exploits'] if x['name'] == '$e'))")
-  strip -o build/carry/exploits/$e/runner_task$t build/exploits/$e/runner_task$t  # the runner of the task it attacks
+for o in c.build(e)[2]: shutil.copy(o, 'build/carry/exploits/$e/objects/' + o.replace('/', '__'))
+runner = 'runner_task' + str(e['task'])
+subprocess.run(['strip', '-o', 'build/carry/exploits/$e/' + runner, 'build/exploits/$e/' + runner], check=True)" \
+    || { echo "pack_gpu: exploit $e did not build"; exit 1; }
 done
 # The runners differ in one object each: a dictionary larger than the tar lets xz store each once
 # (about 12 MB instead of 90; what travels to the GPU machine is capped at 64 MiB).
