@@ -26,7 +26,9 @@
 //                                      floats as eight red.global.add.v4.f32 a thread, 512 contiguous bytes a warp each,
 //                                      into an accumulator laid out in the fragments' order (dq_tiles_to_bf16_kernel
 //                                      turns it into dQ); the adds are atomic in L2
-// After the walk, dK and dV in bf16 go into K's and V's places in shared memory and out by TMA stores.
+// After the walk, dK and dV in bf16 go into K's and V's places in shared memory and out by TMA stores. At D = 64 up to
+// 1,024 rows the kernel is persistent (PERSIST): a block an SM walks key blocks one after another, the next one's K, V
+// and first Q, dO tiles loading while this one finishes (+1.6–3 %, H200; longer walks and D = 128 lost).
 // One block-wide barrier a tile (every dSᵀ row written, before dQ); each warpgroup waits for the other to finish
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
 // longest first (the first keys see the most query tiles) within groups of heads of about one wave of blocks.
@@ -72,16 +74,20 @@ struct SmParams {
     int heads_per_group;  // causal: heads whose blocks are ordered together (causal_heads_per_group)
     bool causal;
     float scale, scale_log2;  // 1/√D, log2(e)/√D
+    int key_blocks;      // persistent: key blocks a head, (Sk + BC − 1) / BC
+    long long n_blocks;  // persistent: key blocks in all, BH · key_blocks
 };
 
-// Byte offsets in shared memory (from a 1024-byte-aligned base: the swizzle pattern assumes it).
-template <int D, int BR_>
+// Byte offsets in shared memory (from a 1024-byte-aligned base: the swizzle pattern assumes it). Persistent (see the
+// kernel), K and V have two buffers, [K V] each, so that the next key block's arrive while this one's are in use
+// (195 KB at D = 64; at D = 128 there is no room for them beside three stages).
+template <int D, int BR_, bool PERSIST = false>
 struct Layout {
-    static constexpr int BR = BR_, STAGES = 3;  // Q, dO and the row terms of three tiles
-    static constexpr uint32_t KV_TILE = BC * D * 2, ROW_TILE = BR * D * 2;
-    static constexpr uint32_t K = 0, V = K + KV_TILE, Q = V + KV_TILE, DO = Q + STAGES * ROW_TILE, DS = DO + STAGES * ROW_TILE,
-                              TERMS = DS + BC * BR * 2, BARS = TERMS + STAGES * BR * 8,
-                              END = BARS + (1 + STAGES) * 8;
+    static constexpr int BR = BR_, STAGES = 3, KV_BUFS = PERSIST ? 2 : 1;  // stages: Q, dO and the row terms of three tiles
+    static constexpr uint32_t KV_TILE = BC * D * 2, ROW_TILE = BR * D * 2, KV_BUF = 2 * KV_TILE;
+    static constexpr uint32_t K = 0, V = K + KV_TILE, Q = KV_BUFS * KV_BUF, DO = Q + STAGES * ROW_TILE, DS = DO + STAGES * ROW_TILE,
+                              TERMS = DS + BC * BR * 2, BARS = TERMS + STAGES * BR * 8, SLOT = BARS + (KV_BUFS + STAGES) * 8,
+                              END = SLOT + (PERSIST ? 8 : 0);  // SLOT: the next key block, for every thread
     static constexpr size_t BYTES = END + 1024;  // + the alignment of the base
     static_assert(BYTES <= 227 * 1024, "shared memory");
 };
@@ -218,49 +224,81 @@ __device__ __forceinline__ void pin_fragments(uint32_t (&a)[N][4]) {
 }
 
 
-template <int D, int BR>
+// The persistent kernel's scheduler, as 4b's (task4_bf16/ladder/persistent_bf16.cuh): a block's first key block is
+// blockIdx.x, each next one comes from the first counter; the last block to finish taking resets both for the next launch.
+__device__ unsigned long long bwd_counters[2] = {0, 0};
+
+// Key block u (0 … n_blocks − 1) of the persistent kernel: the grid's order below (blockIdx.x + gridDim.x · head).
+__device__ __forceinline__ void key_block_of(const SmParams& p, long long u, long long& bh, int& kblock) {
+    bh = u / p.key_blocks, kblock = int(u % p.key_blocks);
+    if (p.causal) {
+        const long long per_group = (long long)p.heads_per_group * p.key_blocks, group = u / per_group;
+        const long long heads = min((long long)p.heads_per_group, p.BH - group * p.heads_per_group), w = u % per_group;
+        kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
+    }
+}
+
+// PERSIST: one block an SM, walking key blocks one after another. Why: a block of this kernel holds its SM alone (its
+// shared memory), and a block a key block starts from nothing — K and V loaded and waited for, 1.2–1.8 µs — and ends
+// with dK and dV stored, about 1 µs, with nothing beside them: 11–13 % of a block of 8 tiles (docs/perf.md, "4d's
+// causal blocks"). Persistent, the next key block's K and V load into the second buffer during this one's first tile,
+// its first query tiles' Q and dO during this one's last, and dK and dV leave by TMA while it starts. Without PERSIST the
+// code below is the kernel as it was, a block a key block (the `if constexpr` branches leave it unchanged).
+template <int D, int BR, bool PERSIST>
 __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_constant__ SmParams p) {
 #if ATTNLAB_SM90A_DEVICE
-    using L = Layout<D, BR>;
+    using L = Layout<D, BR, PERSIST>;
     constexpr int CB = D / 64, ST = L::STAGES;  // CB: 64-column blocks of a tile
     constexpr bool DQ_T = transposed_dq<BR>();  // dQᵀ = Kᵀ·dSᵀ, dS stored [rows][keys]
     extern __shared__ unsigned char smem_raw[];
     const uint32_t raw = smem_u32(smem_raw), base = (raw + 1023) & ~1023u;
     const float2* terms_s = reinterpret_cast<const float2*>(smem_raw + (base - raw) + L::TERMS);  // [ST][BR]
-    const uint32_t kv_bar = base + L::BARS, row_bar = kv_bar + 8;  // row_bar + 8·stage: a tile's Q, dO, row terms
+    volatile long long* next_slot = reinterpret_cast<volatile long long*>(smem_raw + (base - raw) + L::SLOT);  // PERSIST
+    const uint32_t kv_bar = base + L::BARS, row_bar = kv_bar + 8 * L::KV_BUFS;  // + 8·buffer: K, V; + 8·stage: Q, dO, row terms
 
     // Causal: the blocks in order of work, longest first (a block's query tiles fall with its first key), within
     // groups of heads of about one wave of blocks (causal_heads_per_group), so that the short blocks come last and fill
     // the gaps.
-    long long bh = attn::head_of_block();
-    int kblock = blockIdx.x;
-    if (p.causal) {
-        const long long u = bh * gridDim.x + blockIdx.x, per_group = (long long)p.heads_per_group * gridDim.x, group = u / per_group;
-        const long long heads = min((long long)p.heads_per_group, p.BH - group * p.heads_per_group), w = u % per_group;
-        kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
+    long long bh;
+    int kblock;
+    if constexpr (PERSIST) {
+        key_block_of(p, blockIdx.x, bh, kblock);  // the grid has no more blocks than key blocks
+    } else {
+        bh = attn::head_of_block();
+        kblock = blockIdx.x;
+        if (p.causal) {
+            const long long u = bh * gridDim.x + blockIdx.x, per_group = (long long)p.heads_per_group * gridDim.x, group = u / per_group;
+            const long long heads = min((long long)p.heads_per_group, p.BH - group * p.heads_per_group), w = u % per_group;
+            kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
+        }
+        if (bh >= p.BH) return;
     }
-    if (bh >= p.BH) return;
     // wg and warp broadcast from lane 0: the compiler then knows them warp-uniform and keeps what derives from them (the
     // shared-memory addresses, the wgmma descriptors) in uniform registers, not moved there before every wgmma (+2–4 %)
-    const int kb = kblock * BC, wg = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0),
-              warp = __shfl_sync(0xffffffffu, int(threadIdx.x / 32) % 4, 0), lane = threadIdx.x % 32;
+    int kb = kblock * BC;  // (this and what follows change from key block to key block when PERSIST)
+    const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0), warp = __shfl_sync(0xffffffffu, int(threadIdx.x / 32) % 4, 0),
+              lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     const int off = p.Sk - p.Sq;  // causal: row i sees keys ≤ i + off
-    const int first_row = p.causal ? max(0, kb - off) : 0;
-    const int i_begin = first_row / BR * BR, n_tiles = first_row >= p.Sq ? 0 : (p.Sq - i_begin + BR - 1) / BR;
+    int first_row = p.causal ? max(0, kb - off) : 0;
+    int i_begin = first_row / BR * BR, n_tiles = first_row >= p.Sq ? 0 : (p.Sq - i_begin + BR - 1) / BR;
 
-    auto load_rows = [&](int tile) {  // one thread: Q, dO and the row terms of a tile into stage tile % ST
-        const int st = tile % ST, ib = i_begin + tile * BR;
+    // One thread: Q, dO and the row terms of query tile `tile` of a key block (its head, its first row) into stage gt % ST
+    // (gt = tile but when PERSIST: see g0 below).
+    auto load_rows_at = [&](long long b_bh, int b_i_begin, int tile, int gt) {
+        const int st = gt % ST, ib = b_i_begin + tile * BR;
         const uint32_t bar = row_bar + 8 * st;
         mbar_arrive_expect_tx(bar, 2 * L::ROW_TILE + BR * 8);
         for (int c = 0; c < CB; ++c) {
-            tma_load_3d(base + L::Q + st * L::ROW_TILE + c * BR * 128, &p.tq, bar, 64 * c, ib, int(bh));
-            tma_load_3d(base + L::DO + st * L::ROW_TILE + c * BR * 128, &p.tdo, bar, 64 * c, ib, int(bh));
+            tma_load_3d(base + L::Q + st * L::ROW_TILE + c * BR * 128, &p.tq, bar, 64 * c, ib, int(b_bh));
+            tma_load_3d(base + L::DO + st * L::ROW_TILE + c * BR * 128, &p.tdo, bar, 64 * c, ib, int(b_bh));
         }
-        bulk_load(base + L::TERMS + st * BR * 8, p.terms + bh * p.Sq_pad + ib, BR * 8, bar);
+        bulk_load(base + L::TERMS + st * BR * 8, p.terms + b_bh * p.Sq_pad + ib, BR * 8, bar);
     };
+    auto load_rows = [&](int tile) { load_rows_at(bh, i_begin, tile, tile); };  // this key block's, without PERSIST
     if (threadIdx.x == 0) {
         mbar_init(kv_bar, 1);
+        if constexpr (PERSIST) mbar_init(kv_bar + 8, 1);
         for (int st = 0; st < ST; ++st) mbar_init(row_bar + 8 * st, 1);
         fence_barrier_init();
     }
@@ -274,156 +312,230 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         for (int tile = 0; tile < 2 && tile < n_tiles; ++tile) load_rows(tile);
     }
 
-    float dk[D / 2], dv[D / 2];
-#pragma unroll
-    for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
-    const uint32_t k_rows = base + L::K + wg * 64 * 128, v_rows = base + L::V + wg * 64 * 128;  // this warpgroup's keys
-    const int key0 = kb + 64 * wg + 16 * warp + g;  // the key of accumulator rows g (and g + 8)
-    // dQ_i += dS·K, split between the warpgroups: at D = 128 columns 64w … 64w+63 (B: K's column block w; transposed,
-    // A: the same block as Kᵀ), at D = 64 rows 64w … 64w+63 (A: dSᵀ's column block w); 128 keys either way, so each
-    // reads the other's keys of dS.
-    const uint32_t dq_a = DQ_T ? base + L::K + wg * BC * 128 : base + L::DS + (D == 128 ? 0 : wg * BC * 128),
-                   dq_b = DQ_T ? base + L::DS : base + L::K + (D == 128 ? wg * BC * 128 : 0);
-    mbar_wait(kv_bar, 0);
-
-    for (int tile = 0; tile < n_tiles; ++tile) {
-        const int st = tile % ST, ib = i_begin + tile * BR;
-        const uint32_t sQ = base + L::Q + st * L::ROW_TILE, sDO = base + L::DO + st * L::ROW_TILE;
-        const float2* terms = terms_s + st * BR;
-        mbar_wait(row_bar + 8 * st, (tile / ST) & 1);
-
-        // Sᵀ = K_w·Q_iᵀ and dPᵀ = V_w·dO_iᵀ (64 keys × BR rows), two groups: Pᵀ's exponentials run while dPᵀ is computed
-        float s[BR / 2], dp[BR / 2];
-        wgmma_fence();
-        gemm_qk<D, BR, BC>(s, k_rows, sQ);
-        wgmma_commit();
-        gemm_qk<D, BR, BC>(dp, v_rows, sDO);
-        wgmma_commit();
-        wgmma_wait<1>();
-        pin(s);
-        // Element 4i + 2h + e: key key0 + 8h, row ib + 8i + 2t + e.
-#pragma unroll
-        for (int i = 0; i < BR / 8; ++i)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -terms[8 * i + 2 * t + (e & 1)].x));
-        // Keys past Sk and (causal) keys past a row's last visible one to 0, only in the tiles that hold such keys: the
-        // whole block takes this branch or not, and inside it a compare and a select an element, no branch. (As a test
-        // inside the exponentials' loop it cost 17 % of the warps' stall samples at D = 64: a branch and predicates an element.)
-        if (kb + BC > p.Sk || (p.causal && kb + BC - 1 > ib + off)) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int key = key0 + 8 * h;  // visible from tile row row_from on
-                const int row_from = key >= p.Sk ? INT_MAX : p.causal ? key - ib - off : INT_MIN;
-#pragma unroll
-                for (int i = 0; i < BR / 8; ++i)
-#pragma unroll
-                    for (int e2 = 0; e2 < 2; ++e2)
-                        if (8 * i + 2 * t + e2 < row_from) s[4 * i + 2 * h + e2] = 0.0f;
-            }
+    // PERSIST: thread 0's view of what comes next. The block's query tiles are numbered on from key block to key block
+    // (gt = g0 + tile), which gives each its stage (gt % ST) and its stage barrier's phase.
+    long long next_u = p.n_blocks, next_bh = 0;  // the next key block (n_blocks: none)
+    int next_kb = 0, next_i_begin = 0, next_n_tiles = 0, g0 = 0, issued = n_tiles < 2 ? n_tiles : 2;  // tiles loaded
+    auto feed = [&](int limit, bool into_next) {  // tiles up to gt = limit − 1: this key block's, then (into_next) the next's
+        for (; issued < limit; ++issued) {
+            if (issued < g0 + n_tiles)
+                load_rows_at(bh, i_begin, issued - g0, issued);
+            else if (into_next && next_u < p.n_blocks && issued < g0 + n_tiles + next_n_tiles)
+                load_rows_at(next_bh, next_i_begin, issued - g0 - n_tiles, issued);
+            else
+                break;
         }
-        // dV += Pᵀ·dO_i (issued, not waited on). At D = 64 it is issued before dPᵀ is waited for, so that it runs while
-        // dSᵀ is computed: +0.4–1.2 % at S ≤ 4,096; at D = 128 (dK and dV in 128 registers) that order lost 4–6 %
-        // (H200, docs/perf.md "P·V's wait after the softmax").
-        constexpr bool DV_BEFORE_DP_WAIT = D == 64;
-        uint32_t pa[BR / 16][4], da[BR / 16][4];
-        auto issue_dv = [&] {
-            to_a_fragments<BR>(s, pa);
-            wgmma_fence();
-            gemm_pv<D, BR>(dv, pa, sDO);
-            wgmma_commit();
-        };
-        if constexpr (DV_BEFORE_DP_WAIT) {
-            issue_dv();
-            wgmma_wait<1>();
-        } else {
-            wgmma_wait<0>();
-        }
-        pin(dp);
-#pragma unroll
-        for (int i = 0; i < BR / 8; ++i)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) dp[4 * i + e] = s[4 * i + e] * (dp[4 * i + e] - terms[8 * i + 2 * t + (e & 1)].y);
-        if constexpr (!DV_BEFORE_DP_WAIT) issue_dv();
-        to_a_fragments<BR>(dp, da);
-
-        // dSᵀ to shared memory, rows = this warpgroup's keys: fragment j of k-block kb2 holds rows g + 8(j%2), columns
-        // 16kb2 + 8(j/2) + 2t. The other warpgroup's dQ of the tile before read these rows: wait for its word (named
-        // barrier 2 + w: it arrives when its dQ is done, this warpgroup waits; none before the first tile).
-        if (tile > 0) bar_sync(2 + wg, THREADS);
-        // one stmatrix a k-block: the four 8 × 8 matrices of fragment j (rows 16warp + 8(j%2) …, columns 16kb2 + 8(j/2) …);
-        // lane L gives the address of row L % 8 of matrix L / 8 (16 bytes: one chunk of the 128-byte swizzle). For the
-        // transposed dQ, .trans stores each matrix transposed: dS as [rows][keys], stored row L % 8 = query row.
-#pragma unroll
-        for (int kb2 = 0; kb2 < BR / 16; ++kb2) {
-            const int j = lane / 8, key = 64 * wg + 16 * warp + 8 * (j & 1), qrow = 16 * kb2 + 8 * (j >> 1);
-            if constexpr (DQ_T) {
-                const uint32_t at = base + L::DS + sw128_offset<BR>(qrow + lane % 8, key);
-                asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(at),
-                             "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
-                             : "memory");
-            } else {
-                const uint32_t at = base + L::DS + sw128_offset<BC>(key + lane % 8, qrow);
-                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(at),
-                             "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
-                             : "memory");
-            }
-        }
-        fence_proxy_async();
-        bar_sync(1, THREADS);  // every warpgroup's dSᵀ rows written; every thread is past the tile before
-        if (threadIdx.x == 0 && tile + 2 < n_tiles) load_rows(tile + 2);  // into the stage of the tile before
-
-        constexpr int DQ_N = DQ_T ? BR : 64;  // dQ's accumulator: 64 × DQ_N a warpgroup
-        float dq[DQ_N / 2];
-        wgmma_fence();
-        if constexpr (DQ_T) {
-            const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 16, 1024);
-#pragma unroll
-            for (int ks = 0; ks < BC / 16; ++ks)  // keys 16ks …: A 16 rows of K further, B dS's column block ks/4, 32 bytes a step
-                wgmma_m64n80<1, 0>(dq, ad + ks * 16 * 128 / 16, bd + ((ks / 4) * BR * 128 + (ks % 4) * 32) / 16, ks > 0);
-        } else {
-            const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 64 * 128, 1024);
-#pragma unroll
-            for (int ks = 0; ks < BC / 16; ++ks) wgmma_m64n64_mn_mn(dq, ad + ks * 16 * 128 / 16, bd + ks * 16 * 128 / 16, ks > 0);
-        }
-        wgmma_commit();
-        gemm_pv<D, BR>(dk, da, sQ);  // dK += dSᵀ·Q_i: runs on while dQ goes out
-        wgmma_commit();
-        wgmma_wait<1>();
-        pin(dq), pin(dv);
-        if constexpr (DV_BEFORE_DP_WAIT)
-            hold_fragments(pa, p.Sk < 0);  // dV's A fragments in their registers until here, and no wait moved up
-        else
-            pin_fragments(pa);
-        if (tile + 1 < n_tiles) bar_arrive(2 + (1 - wg), THREADS);  // done reading the other warpgroup's dSᵀ rows
-
-        // This warp's 16 rows × 64 columns of dQ (transposed: its 16 columns × 80 rows) added to the accumulator from the
-        // registers (dq_tiles_to_bf16_kernel and dq_t_tiles_to_bf16_kernel say the order): staged in shared memory for
-        // the TMA unit instead, the stores alone cost 8–17 % (docs/perf.md).
-        float* piece = p.dq_tiles + ((bh * p.n_tiles + tile + i_begin / BR) * 8 + 4 * wg + warp) * (BR * D / 8) + 4 * lane;
-#pragma unroll
-        for (int k = 0; k < DQ_N / 8; ++k) red_add_v4(piece + 128 * k, dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
-        wgmma_wait<0>();
-        pin(dk);
-        pin_fragments(da);
-    }
-
-    // dK (× 1/√D) and dV in bf16 into K's and V's places in shared memory (the same swizzled [128 keys][64] blocks TMA
-    // filled: every warpgroup is past its last read of them first), then out by the TMA unit, one box a column block
-    // (keys past Sk are not written). Stored from the registers instead, 4 bytes a thread and 16 a row an instruction,
-    // they made the call 2–4 % slower at S = 4,096 and 7–12 % at S = 1,024, where a block's walk over its query tiles is
-    // short (docs/perf.md, "dK and dV by TMA").
-    __syncthreads();
-    const float dk_scale[2] = {p.scale, p.scale}, dv_scale[2] = {1.0f, 1.0f};
-    store_fragment_bf16<D, BC>(base + L::K, dk, dk_scale, 64 * wg + 16 * warp + g, t);
-    store_fragment_bf16<D, BC>(base + L::V, dv, dv_scale, 64 * wg + 16 * warp + g, t);
-    fence_proxy_async();
-    __syncthreads();
-    if (threadIdx.x == 0) {
+    };
+    auto next_kv_ahead = [&](int n) {  // the next key block's K and V into the other buffer, once the last dK, dV left it
+        int kblock_next;
+        if (next_u >= p.n_blocks) return;
+        key_block_of(p, next_u, next_bh, kblock_next);
+        next_kb = kblock_next * BC;
+        const int fr = p.causal ? max(0, next_kb - off) : 0;
+        next_i_begin = fr / BR * BR, next_n_tiles = fr >= p.Sq ? 0 : (p.Sq - next_i_begin + BR - 1) / BR;
+        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+        const uint32_t bar = kv_bar + 8 * ((n + 1) % 2), at = base + ((n + 1) % 2) * L::KV_BUF;
+        mbar_arrive_expect_tx(bar, 2 * L::KV_TILE);
         for (int c = 0; c < CB; ++c) {
-            tma_store_3d(&p.tdk, base + L::K + c * BC * 128, 64 * c, kb, int(bh));
-            tma_store_3d(&p.tdv, base + L::V + c * BC * 128, 64 * c, kb, int(bh));
+            tma_load_3d(at + L::K + c * BC * 128, &p.tk, bar, 64 * c, next_kb, int(next_bh));
+            tma_load_3d(at + L::V + c * BC * 128, &p.tv, bar, 64 * c, next_kb, int(next_bh));
         }
-        tma_store_commit_and_wait();
+    };
+
+    for (int n = 0;; ++n) {  // key blocks done by this block; without PERSIST one
+        const uint32_t kvb = PERSIST ? base + (n % 2) * L::KV_BUF : base;  // this key block's K and V
+        if constexpr (PERSIST) {
+            if (threadIdx.x == 0) {
+                // the next key block, whichever block asks first; its answer is first used after the first tile (under
+                // load an atomic takes microseconds, and thread 0's warpgroup would wait for it here: 0.5–1 % slower)
+                next_u = (long long)atomicAdd(&bwd_counters[0], 1ull) + gridDim.x;
+                feed(g0 + ST, false);
+                if (n_tiles == 0) next_kv_ahead(n);
+            }
+        }
+
+        float dk[D / 2], dv[D / 2];
+    #pragma unroll
+        for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
+        const uint32_t k_rows = kvb + L::K + wg * 64 * 128, v_rows = kvb + L::V + wg * 64 * 128;  // this warpgroup's keys
+        const int key0 = kb + 64 * wg + 16 * warp + g;  // the key of accumulator rows g (and g + 8)
+        // dQ_i += dS·K, split between the warpgroups: at D = 128 columns 64w … 64w+63 (B: K's column block w; transposed,
+        // A: the same block as Kᵀ), at D = 64 rows 64w … 64w+63 (A: dSᵀ's column block w); 128 keys either way, so each
+        // reads the other's keys of dS.
+        const uint32_t dq_a = DQ_T ? kvb + L::K + wg * BC * 128 : base + L::DS + (D == 128 ? 0 : wg * BC * 128),
+                       dq_b = DQ_T ? base + L::DS : kvb + L::K + (D == 128 ? wg * BC * 128 : 0);
+        mbar_wait(PERSIST ? kv_bar + 8 * (n % 2) : kv_bar, PERSIST ? (n / 2) & 1 : 0);
+
+        for (int tile = 0; tile < n_tiles; ++tile) {
+            const int gt = PERSIST ? g0 + tile : tile, st = gt % ST, ib = i_begin + tile * BR;
+            const uint32_t sQ = base + L::Q + st * L::ROW_TILE, sDO = base + L::DO + st * L::ROW_TILE;
+            const float2* terms = terms_s + st * BR;
+            mbar_wait(row_bar + 8 * st, (gt / ST) & 1);
+
+            // Sᵀ = K_w·Q_iᵀ and dPᵀ = V_w·dO_iᵀ (64 keys × BR rows), two groups: Pᵀ's exponentials run while dPᵀ is computed
+            float s[BR / 2], dp[BR / 2];
+            wgmma_fence();
+            gemm_qk<D, BR, BC>(s, k_rows, sQ);
+            wgmma_commit();
+            gemm_qk<D, BR, BC>(dp, v_rows, sDO);
+            wgmma_commit();
+            wgmma_wait<1>();
+            pin(s);
+            // Element 4i + 2h + e: key key0 + 8h, row ib + 8i + 2t + e.
+    #pragma unroll
+            for (int i = 0; i < BR / 8; ++i)
+    #pragma unroll
+                for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -terms[8 * i + 2 * t + (e & 1)].x));
+            // Keys past Sk and (causal) keys past a row's last visible one to 0, only in the tiles that hold such keys: the
+            // whole block takes this branch or not, and inside it a compare and a select an element, no branch. (As a test
+            // inside the exponentials' loop it cost 17 % of the warps' stall samples at D = 64: a branch and predicates an element.)
+            if (kb + BC > p.Sk || (p.causal && kb + BC - 1 > ib + off)) {
+    #pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int key = key0 + 8 * h;  // visible from tile row row_from on
+                    const int row_from = key >= p.Sk ? INT_MAX : p.causal ? key - ib - off : INT_MIN;
+    #pragma unroll
+                    for (int i = 0; i < BR / 8; ++i)
+    #pragma unroll
+                        for (int e2 = 0; e2 < 2; ++e2)
+                            if (8 * i + 2 * t + e2 < row_from) s[4 * i + 2 * h + e2] = 0.0f;
+                }
+            }
+            // dV += Pᵀ·dO_i (issued, not waited on). At D = 64 it is issued before dPᵀ is waited for, so that it runs while
+            // dSᵀ is computed: +0.4–1.2 % at S ≤ 4,096; at D = 128 (dK and dV in 128 registers) that order lost 4–6 %
+            // (H200, docs/perf.md "P·V's wait after the softmax").
+            constexpr bool DV_BEFORE_DP_WAIT = D == 64;
+            uint32_t pa[BR / 16][4], da[BR / 16][4];
+            auto issue_dv = [&] {
+                to_a_fragments<BR>(s, pa);
+                wgmma_fence();
+                gemm_pv<D, BR>(dv, pa, sDO);
+                wgmma_commit();
+            };
+            if constexpr (DV_BEFORE_DP_WAIT) {
+                issue_dv();
+                wgmma_wait<1>();
+            } else {
+                wgmma_wait<0>();
+            }
+            pin(dp);
+    #pragma unroll
+            for (int i = 0; i < BR / 8; ++i)
+    #pragma unroll
+                for (int e = 0; e < 4; ++e) dp[4 * i + e] = s[4 * i + e] * (dp[4 * i + e] - terms[8 * i + 2 * t + (e & 1)].y);
+            if constexpr (!DV_BEFORE_DP_WAIT) issue_dv();
+            to_a_fragments<BR>(dp, da);
+
+            // dSᵀ to shared memory, rows = this warpgroup's keys: fragment j of k-block kb2 holds rows g + 8(j%2), columns
+            // 16kb2 + 8(j/2) + 2t. The other warpgroup's dQ of the tile before read these rows: wait for its word (named
+            // barrier 2 + w: it arrives when its dQ is done, this warpgroup waits; none before the first tile).
+            if (tile > 0) bar_sync(2 + wg, THREADS);
+            // one stmatrix a k-block: the four 8 × 8 matrices of fragment j (rows 16warp + 8(j%2) …, columns 16kb2 + 8(j/2) …);
+            // lane L gives the address of row L % 8 of matrix L / 8 (16 bytes: one chunk of the 128-byte swizzle). For the
+            // transposed dQ, .trans stores each matrix transposed: dS as [rows][keys], stored row L % 8 = query row.
+    #pragma unroll
+            for (int kb2 = 0; kb2 < BR / 16; ++kb2) {
+                const int j = lane / 8, key = 64 * wg + 16 * warp + 8 * (j & 1), qrow = 16 * kb2 + 8 * (j >> 1);
+                if constexpr (DQ_T) {
+                    const uint32_t at = base + L::DS + sw128_offset<BR>(qrow + lane % 8, key);
+                    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(at),
+                                 "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
+                                 : "memory");
+                } else {
+                    const uint32_t at = base + L::DS + sw128_offset<BC>(key + lane % 8, qrow);
+                    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(at),
+                                 "r"(da[kb2][0]), "r"(da[kb2][1]), "r"(da[kb2][2]), "r"(da[kb2][3])
+                                 : "memory");
+                }
+            }
+            fence_proxy_async();
+            bar_sync(1, THREADS);  // every warpgroup's dSᵀ rows written; every thread is past the tile before
+            if constexpr (PERSIST) {
+                if (threadIdx.x == 0) {
+                    if (tile == 0) next_kv_ahead(n);
+                    feed(g0 + tile + ST, true);  // up to tile + 2, of this key block or the next: into the stage of the tile before
+                }
+            } else {
+                if (threadIdx.x == 0 && tile + 2 < n_tiles) load_rows(tile + 2);  // into the stage of the tile before
+            }
+
+            constexpr int DQ_N = DQ_T ? BR : 64;  // dQ's accumulator: 64 × DQ_N a warpgroup
+            float dq[DQ_N / 2];
+            wgmma_fence();
+            if constexpr (DQ_T) {
+                const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 16, 1024);
+    #pragma unroll
+                for (int ks = 0; ks < BC / 16; ++ks)  // keys 16ks …: A 16 rows of K further, B dS's column block ks/4, 32 bytes a step
+                    wgmma_m64n80<1, 0>(dq, ad + ks * 16 * 128 / 16, bd + ((ks / 4) * BR * 128 + (ks % 4) * 32) / 16, ks > 0);
+            } else {
+                const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 64 * 128, 1024);
+    #pragma unroll
+                for (int ks = 0; ks < BC / 16; ++ks) wgmma_m64n64_mn_mn(dq, ad + ks * 16 * 128 / 16, bd + ks * 16 * 128 / 16, ks > 0);
+            }
+            wgmma_commit();
+            gemm_pv<D, BR>(dk, da, sQ);  // dK += dSᵀ·Q_i: runs on while dQ goes out
+            wgmma_commit();
+            wgmma_wait<1>();
+            pin(dq), pin(dv);
+            if constexpr (DV_BEFORE_DP_WAIT)
+                hold_fragments(pa, p.Sk < 0);  // dV's A fragments in their registers until here, and no wait moved up
+            else
+                pin_fragments(pa);
+            if (tile + 1 < n_tiles) bar_arrive(2 + (1 - wg), THREADS);  // done reading the other warpgroup's dSᵀ rows
+
+            // This warp's 16 rows × 64 columns of dQ (transposed: its 16 columns × 80 rows) added to the accumulator from the
+            // registers (dq_tiles_to_bf16_kernel and dq_t_tiles_to_bf16_kernel say the order): staged in shared memory for
+            // the TMA unit instead, the stores alone cost 8–17 % (docs/perf.md).
+            float* piece = p.dq_tiles + ((bh * p.n_tiles + tile + i_begin / BR) * 8 + 4 * wg + warp) * (BR * D / 8) + 4 * lane;
+    #pragma unroll
+            for (int k = 0; k < DQ_N / 8; ++k) red_add_v4(piece + 128 * k, dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
+            wgmma_wait<0>();
+            pin(dk);
+            pin_fragments(da);
+        }
+
+        // dK (× 1/√D) and dV in bf16 into K's and V's places in shared memory (the same swizzled [128 keys][64] blocks TMA
+        // filled: every warpgroup is past its last read of them first), then out by the TMA unit, one box a column block
+        // (keys past Sk are not written). Stored from the registers instead, 4 bytes a thread and 16 a row an instruction,
+        // they made the call 2–4 % slower at S = 4,096 and 7–12 % at S = 1,024, where a block's walk over its query tiles is
+        // short (docs/perf.md, "dK and dV by TMA").
+        __syncthreads();
+        const float dk_scale[2] = {p.scale, p.scale}, dv_scale[2] = {1.0f, 1.0f};
+        store_fragment_bf16<D, BC>(kvb + L::K, dk, dk_scale, 64 * wg + 16 * warp + g, t);
+        store_fragment_bf16<D, BC>(kvb + L::V, dv, dv_scale, 64 * wg + 16 * warp + g, t);
+        fence_proxy_async();
+        if constexpr (PERSIST) {
+            if (threadIdx.x == 0) *next_slot = next_u;  // every thread reads it after the barrier
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int c = 0; c < CB; ++c) {
+                tma_store_3d(&p.tdk, kvb + L::K + c * BC * 128, 64 * c, kb, int(bh));
+                tma_store_3d(&p.tdv, kvb + L::V + c * BC * 128, 64 * c, kb, int(bh));
+            }
+            if constexpr (PERSIST)
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");  // waited for before the buffer is loaded again
+            else
+                tma_store_commit_and_wait();
+        }
+        if constexpr (!PERSIST) {
+            break;
+        } else {
+            const long long u = *next_slot;
+            if (u >= p.n_blocks) break;
+            key_block_of(p, u, bh, kblock);
+            g0 += n_tiles;
+            kb = kblock * BC, first_row = p.causal ? max(0, kb - off) : 0;
+            i_begin = first_row / BR * BR, n_tiles = first_row >= p.Sq ? 0 : (p.Sq - i_begin + BR - 1) / BR;
+        }
+    }  // the key blocks
+    if constexpr (PERSIST) {
+        if (threadIdx.x == 0) {
+            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // the last stores have read shared memory
+            __threadfence();
+            if (atomicAdd(&bwd_counters[1], 1ull) == gridDim.x - 1)  // the last block to finish taking key blocks
+                atomicExch(&bwd_counters[0], 0ull), atomicExch(&bwd_counters[1], 0ull);
+        }
     }
 #else
     (void)p;
@@ -443,12 +555,13 @@ inline long long causal_heads_per_group(long long BH, int Sq, int Sk, int D) {
 }
 
 // The call at head_dim D: the row terms padded to whole tiles and dQ's accumulator zeroed, the key tiles, dQ in bf16.
-template <int D, int BR>
+template <int D, int BR, bool PERSIST>
 void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const __nv_bfloat16* dout,
                const float* lse, const float* delta, __nv_bfloat16* dq, __nv_bfloat16* dk, __nv_bfloat16* dv, long long BH,
                int Sq, int Sk, bool causal) {
     static const bool attr = [] {  // once per instantiation: above the default 48 KB of shared memory
-        CUDA_CHECK(cudaFuncSetAttribute(key_tile_kernel_sm90<D, BR>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Layout<D, BR>::BYTES)));
+        CUDA_CHECK(cudaFuncSetAttribute(key_tile_kernel_sm90<D, BR, PERSIST>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(Layout<D, BR, PERSIST>::BYTES)));
         return true;
     }();
     (void)attr;
@@ -458,6 +571,7 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     p.tdk = tensor_map(dk, int(BH), Sk, D, BC), p.tdv = tensor_map(dv, int(BH), Sk, D, BC);
     p.heads_per_group = int(causal_heads_per_group(BH, Sq, Sk, D));
     p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
+    p.key_blocks = (Sk + BC - 1) / BC, p.n_blocks = BH * p.key_blocks;
     const double scale = 1.0 / std::sqrt(double(D));
     p.scale = float(scale), p.scale_log2 = float(1.4426950408889634 * scale);
     const long long n_terms = BH * p.Sq_pad;
@@ -466,7 +580,9 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     pad_row_terms_kernel<D><<<unsigned((n_terms + 255) / 256), 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p),
                                                                       reinterpret_cast<float4*>(dq_tiles.p), BH, Sq, p.Sq_pad);
     CUDA_CHECK_LAUNCH();
-    key_tile_kernel_sm90<D, BR><<<attn::grid_over_heads(unsigned((Sk + BC - 1) / BC), BH), THREADS, Layout<D, BR>::BYTES>>>(p);
+    const dim3 grid = PERSIST ? dim3(unsigned(std::min<long long>(p.n_blocks, attn::sm_count())))
+                              : attn::grid_over_heads(unsigned(p.key_blocks), BH);
+    key_tile_kernel_sm90<D, BR, PERSIST><<<grid, THREADS, Layout<D, BR, PERSIST>::BYTES>>>(p);
     CUDA_CHECK_LAUNCH();
     if constexpr (transposed_dq<BR>())
         dq_t_tiles_to_bf16_kernel<BR><<<attn::grid_over_heads(unsigned(p.n_tiles), BH), 256>>>(dq_tiles.p, dq, Sq, p.n_tiles, BH, p.scale);
@@ -487,8 +603,13 @@ void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv
                       int Sq, int Sk, int D, bool causal) {
     using namespace sm90;
     const int BR = rows_per_tile(D, causal, Sq);
-    (D == 64 ? key_tiles<64, 128> : BR == 64 ? key_tiles<128, 64> : key_tiles<128, 80>)(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq,
-                                                                                      Sk, causal);
+    // Persistent at D = 64 up to 1,024 rows, where a key block walks 8 query tiles or fewer: H200, 16·32·1024·64
+    // 424.0 → 430.6 TFLOP/s, causal 302.2 → 311.1 (+1.6 %, +2.9 %). At 4,096 and 16,384 rows it lost 3–8 %, and at D = 128
+    // (64-row tiles, two stages) 4–7 % at 16·16·1024·128 causal, for reasons not found (docs/perf.md, "4d as a persistent
+    // kernel").
+    if (D == 64 && Sq <= 1024) return key_tiles<64, 128, true>(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq, Sk, causal);
+    const auto call = D == 64 ? key_tiles<64, 128, false> : BR == 64 ? key_tiles<128, 64, false> : key_tiles<128, 80, false>;
+    call(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq, Sk, causal);
 }
 
 }  // namespace task4::bf16_bwd_detail
