@@ -347,7 +347,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         if constexpr (PERSIST) {
             if (threadIdx.x == 0) {
                 // the next key block, whichever block asks first; its answer is first used after the first tile (under
-                // load an atomic takes microseconds, and thread 0's warpgroup would wait for it here: 0.5–1 % slower)
+                // load an atomic takes microseconds, and thread 0's warpgroup would wait for it here: up to 1 % slower)
                 next_u = (long long)atomicAdd(&bwd_counters[0], 1ull) + gridDim.x;
                 feed(g0 + ST, false);
                 if (n_tiles == 0) next_kv_ahead(n);
@@ -355,7 +355,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         }
 
         float dk[D / 2], dv[D / 2];
-    #pragma unroll
+#pragma unroll
         for (int i = 0; i < D / 2; ++i) dk[i] = dv[i] = 0.0f;
         const uint32_t k_rows = kvb + L::K + wg * 64 * 128, v_rows = kvb + L::V + wg * 64 * 128;  // this warpgroup's keys
         const int key0 = kb + 64 * wg + 16 * warp + g;  // the key of accumulator rows g (and g + 8)
@@ -382,21 +382,21 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             wgmma_wait<1>();
             pin(s);
             // Element 4i + 2h + e: key key0 + 8h, row ib + 8i + 2t + e.
-    #pragma unroll
+#pragma unroll
             for (int i = 0; i < BR / 8; ++i)
-    #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -terms[8 * i + 2 * t + (e & 1)].x));
             // Keys past Sk and (causal) keys past a row's last visible one to 0, only in the tiles that hold such keys: the
             // whole block takes this branch or not, and inside it a compare and a select an element, no branch. (As a test
             // inside the exponentials' loop it cost 17 % of the warps' stall samples at D = 64: a branch and predicates an element.)
             if (kb + BC > p.Sk || (p.causal && kb + BC - 1 > ib + off)) {
-    #pragma unroll
+#pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const int key = key0 + 8 * h;  // visible from tile row row_from on
                     const int row_from = key >= p.Sk ? INT_MAX : p.causal ? key - ib - off : INT_MIN;
-    #pragma unroll
+#pragma unroll
                     for (int i = 0; i < BR / 8; ++i)
-    #pragma unroll
+#pragma unroll
                         for (int e2 = 0; e2 < 2; ++e2)
                             if (8 * i + 2 * t + e2 < row_from) s[4 * i + 2 * h + e2] = 0.0f;
                 }
@@ -419,9 +419,9 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
                 wgmma_wait<0>();
             }
             pin(dp);
-    #pragma unroll
+#pragma unroll
             for (int i = 0; i < BR / 8; ++i)
-    #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; ++e) dp[4 * i + e] = s[4 * i + e] * (dp[4 * i + e] - terms[8 * i + 2 * t + (e & 1)].y);
             if constexpr (!DV_BEFORE_DP_WAIT) issue_dv();
             to_a_fragments<BR>(dp, da);
@@ -433,7 +433,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             // one stmatrix a k-block: the four 8 × 8 matrices of fragment j (rows 16warp + 8(j%2) …, columns 16kb2 + 8(j/2) …);
             // lane L gives the address of row L % 8 of matrix L / 8 (16 bytes: one chunk of the 128-byte swizzle). For the
             // transposed dQ, .trans stores each matrix transposed: dS as [rows][keys], stored row L % 8 = query row.
-    #pragma unroll
+#pragma unroll
             for (int kb2 = 0; kb2 < BR / 16; ++kb2) {
                 const int j = lane / 8, key = 64 * wg + 16 * warp + 8 * (j & 1), qrow = 16 * kb2 + 8 * (j >> 1);
                 if constexpr (DQ_T) {
@@ -464,12 +464,12 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             wgmma_fence();
             if constexpr (DQ_T) {
                 const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 16, 1024);
-    #pragma unroll
+#pragma unroll
                 for (int ks = 0; ks < BC / 16; ++ks)  // keys 16ks …: A 16 rows of K further, B dS's column block ks/4, 32 bytes a step
                     wgmma_m64n80<1, 0>(dq, ad + ks * 16 * 128 / 16, bd + ((ks / 4) * BR * 128 + (ks % 4) * 32) / 16, ks > 0);
             } else {
                 const uint64_t ad = sw128_desc(dq_a, 64 * 128, 1024), bd = sw128_desc(dq_b, 64 * 128, 1024);
-    #pragma unroll
+#pragma unroll
                 for (int ks = 0; ks < BC / 16; ++ks) wgmma_m64n64_mn_mn(dq, ad + ks * 16 * 128 / 16, bd + ks * 16 * 128 / 16, ks > 0);
             }
             wgmma_commit();
@@ -487,7 +487,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             // registers (dq_tiles_to_bf16_kernel and dq_t_tiles_to_bf16_kernel say the order): staged in shared memory for
             // the TMA unit instead, the stores alone cost 8–17 % (docs/perf.md).
             float* piece = p.dq_tiles + ((bh * p.n_tiles + tile + i_begin / BR) * 8 + 4 * wg + warp) * (BR * D / 8) + 4 * lane;
-    #pragma unroll
+#pragma unroll
             for (int k = 0; k < DQ_N / 8; ++k) red_add_v4(piece + 128 * k, dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]);
             wgmma_wait<0>();
             pin(dk);
