@@ -228,14 +228,26 @@ __device__ __forceinline__ void pin_fragments(uint32_t (&a)[N][4]) {
 // blockIdx.x, each next one comes from the first counter; the last block to finish taking resets both for the next launch.
 __device__ unsigned long long bwd_counters[2] = {0, 0};
 
-// Key block u (0 … n_blocks − 1) of the persistent kernel: the grid's order below (blockIdx.x + gridDim.x · head).
+// Causal: the u-th key block (u = head · key_blocks + block) in order of work, longest first (a block's query tiles
+// fall with its first key), within groups of heads of about one wave of blocks (causal_heads_per_group), so that the
+// short blocks come last and fill the gaps.
+__device__ __forceinline__ void causal_order(const SmParams& p, long long u, long long key_blocks, long long& bh, int& kblock) {
+    const long long per_group = (long long)p.heads_per_group * key_blocks, group = u / per_group;
+    const long long heads = min((long long)p.heads_per_group, p.BH - group * p.heads_per_group), w = u % per_group;
+    kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
+}
+
+// Key block u (0 … n_blocks − 1) of the persistent kernel, in the grid's order.
 __device__ __forceinline__ void key_block_of(const SmParams& p, long long u, long long& bh, int& kblock) {
     bh = u / p.key_blocks, kblock = int(u % p.key_blocks);
-    if (p.causal) {
-        const long long per_group = (long long)p.heads_per_group * p.key_blocks, group = u / per_group;
-        const long long heads = min((long long)p.heads_per_group, p.BH - group * p.heads_per_group), w = u % per_group;
-        kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
-    }
+    if (p.causal) causal_order(p, u, p.key_blocks, bh, kblock);
+}
+
+// The query tiles key block kb (its first key) walks: from the tile of its first visible row (causal), to Sq.
+template <int BR>
+__device__ __forceinline__ void query_tiles_of(const SmParams& p, int kb, int off, int& i_begin, int& n_tiles) {
+    const int first_row = p.causal ? max(0, kb - off) : 0;  // off = Sk − Sq: row i sees keys ≤ i + off
+    i_begin = first_row / BR * BR, n_tiles = first_row >= p.Sq ? 0 : (p.Sq - i_begin + BR - 1) / BR;
 }
 
 // PERSIST: one block an SM, walking key blocks one after another. Why: a block of this kernel holds its SM alone (its
@@ -256,9 +268,6 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     volatile long long* next_slot = reinterpret_cast<volatile long long*>(smem_raw + (base - raw) + L::SLOT);  // PERSIST
     const uint32_t kv_bar = base + L::BARS, row_bar = kv_bar + 8 * L::KV_BUFS;  // + 8·buffer: K, V; + 8·stage: Q, dO, row terms
 
-    // Causal: the blocks in order of work, longest first (a block's query tiles fall with its first key), within
-    // groups of heads of about one wave of blocks (causal_heads_per_group), so that the short blocks come last and fill
-    // the gaps.
     long long bh;
     int kblock;
     if constexpr (PERSIST) {
@@ -266,11 +275,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     } else {
         bh = attn::head_of_block();
         kblock = blockIdx.x;
-        if (p.causal) {
-            const long long u = bh * gridDim.x + blockIdx.x, per_group = (long long)p.heads_per_group * gridDim.x, group = u / per_group;
-            const long long heads = min((long long)p.heads_per_group, p.BH - group * p.heads_per_group), w = u % per_group;
-            kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
-        }
+        if (p.causal) causal_order(p, bh * gridDim.x + blockIdx.x, gridDim.x, bh, kblock);
         if (bh >= p.BH) return;
     }
     // wg and warp broadcast from lane 0: the compiler then knows them warp-uniform and keeps what derives from them (the
@@ -280,8 +285,8 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
               lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     const int off = p.Sk - p.Sq;  // causal: row i sees keys ≤ i + off
-    int first_row = p.causal ? max(0, kb - off) : 0;
-    int i_begin = first_row / BR * BR, n_tiles = first_row >= p.Sq ? 0 : (p.Sq - i_begin + BR - 1) / BR;
+    int i_begin, n_tiles;
+    query_tiles_of<BR>(p, kb, off, i_begin, n_tiles);
 
     // One thread: Q, dO and the row terms of query tile `tile` of a key block (its head, its first row) into stage gt % ST
     // (gt = tile but when PERSIST: see g0 below).
@@ -331,8 +336,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         if (next_u >= p.n_blocks) return;
         key_block_of(p, next_u, next_bh, kblock_next);
         next_kb = kblock_next * BC;
-        const int fr = p.causal ? max(0, next_kb - off) : 0;
-        next_i_begin = fr / BR * BR, next_n_tiles = fr >= p.Sq ? 0 : (p.Sq - next_i_begin + BR - 1) / BR;
+        query_tiles_of<BR>(p, next_kb, off, next_i_begin, next_n_tiles);
         asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
         const uint32_t bar = kv_bar + 8 * ((n + 1) % 2), at = base + ((n + 1) % 2) * L::KV_BUF;
         mbar_arrive_expect_tx(bar, 2 * L::KV_TILE);
@@ -525,8 +529,8 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             if (u >= p.n_blocks) break;
             key_block_of(p, u, bh, kblock);
             g0 += n_tiles;
-            kb = kblock * BC, first_row = p.causal ? max(0, kb - off) : 0;
-            i_begin = first_row / BR * BR, n_tiles = first_row >= p.Sq ? 0 : (p.Sq - i_begin + BR - 1) / BR;
+            kb = kblock * BC;
+            query_tiles_of<BR>(p, kb, off, i_begin, n_tiles);
         }
     }  // the key blocks
     if constexpr (PERSIST) {
