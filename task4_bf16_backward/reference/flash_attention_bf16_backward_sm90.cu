@@ -28,7 +28,8 @@
 //                                      turns it into dQ); the adds are atomic in L2
 // After the walk, dK and dV in bf16 go into K's and V's places in shared memory and out by TMA stores. At D = 64 up to
 // 1,024 rows the kernel is persistent (PERSIST): a block an SM walks key blocks one after another, the next one's K, V
-// and first Q, dO tiles loading while this one finishes (+1.6–3 %, H200; longer walks and D = 128 lost).
+// and first Q, dO tiles loading while this one finishes (+5 % / +7 % causal at 16·32·1024·64, H200; level at 4,096 rows;
+// at D = 128, where two K/V buffers leave room for two stages only, 4–14 % slower).
 // One block-wide barrier a tile (every dSᵀ row written, before dQ); each warpgroup waits for the other to finish
 // reading its dSᵀ rows (named barriers 2 and 3) before it overwrites them; no other barrier. Causal, the blocks run
 // longest first (the first keys see the most query tiles) within groups of heads of about one wave of blocks.
@@ -75,7 +76,7 @@ struct SmParams {
     bool causal;
     float scale, scale_log2;  // 1/√D, log2(e)/√D
     int key_blocks;      // persistent: key blocks a head, (Sk + BC − 1) / BC
-    long long n_blocks;  // persistent: key blocks in all, BH · key_blocks
+    unsigned n_blocks;   // persistent: key blocks in all, BH · key_blocks (below 2³¹ where it runs)
 };
 
 // Byte offsets in shared memory (from a 1024-byte-aligned base: the swizzle pattern assumes it). Persistent (see the
@@ -231,16 +232,23 @@ __device__ unsigned long long bwd_counters[2] = {0, 0};
 // Causal: the u-th key block (u = head · key_blocks + block) in order of work, longest first (a block's query tiles
 // fall with its first key), within groups of heads of about one wave of blocks (causal_heads_per_group), so that the
 // short blocks come last and fill the gaps.
-__device__ __forceinline__ void causal_order(const SmParams& p, long long u, long long key_blocks, long long& bh, int& kblock) {
-    const long long per_group = (long long)p.heads_per_group * key_blocks, group = u / per_group;
-    const long long heads = min((long long)p.heads_per_group, p.BH - group * p.heads_per_group), w = u % per_group;
-    kblock = int(w / heads), bh = group * p.heads_per_group + w % heads;
+// I: long long a block a key block; unsigned persistent (key_block_of says why).
+template <class I>
+__device__ __forceinline__ void causal_order(const SmParams& p, I u, I key_blocks, long long& bh, int& kblock) {
+    const I per_group = I(p.heads_per_group) * key_blocks, group = u / per_group;
+    const I heads = min(I(p.heads_per_group), I(p.BH) - group * I(p.heads_per_group)), w = u % per_group;
+    kblock = int(w / heads), bh = (long long)(group * I(p.heads_per_group) + w % heads);
 }
 
-// Key block u (0 … n_blocks − 1) of the persistent kernel, in the grid's order.
-__device__ __forceinline__ void key_block_of(const SmParams& p, long long u, long long& bh, int& kblock) {
-    bh = u / p.key_blocks, kblock = int(u % p.key_blocks);
-    if (p.causal) causal_order(p, u, p.key_blocks, bh, kblock);
+// Key block u (0 … n_blocks − 1) of the persistent kernel, in the grid's order. In 32 bits: a 64-bit division is a
+// subroutine call, and with calls in the kernel ptxas kept the key-block state, and with it every stage address and wgmma
+// descriptor of the tiles, in ordinary registers, moved to uniform ones before each wgmma (48 R2UR in the tile loop;
+// 5,682 warp instructions a query tile against 4,997): 3–4 % slower at 16·32·1024·64, 4–5 % at 4·32·4096·64 (H200;
+// docs/perf.md, "4d persistent: the key blocks' numbers in 32 bits").
+__device__ __forceinline__ void key_block_of(const SmParams& p, unsigned u, long long& bh, int& kblock) {
+    const unsigned key_blocks = unsigned(p.key_blocks);
+    bh = u / key_blocks, kblock = int(u % key_blocks);
+    if (p.causal) causal_order<unsigned>(p, u, key_blocks, bh, kblock);
 }
 
 // The query tiles key block kb (its first key) walks: from the tile of its first visible row (causal), to Sq.
@@ -275,7 +283,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
     } else {
         bh = attn::head_of_block();
         kblock = blockIdx.x;
-        if (p.causal) causal_order(p, bh * gridDim.x + blockIdx.x, gridDim.x, bh, kblock);
+        if (p.causal) causal_order<long long>(p, bh * gridDim.x + blockIdx.x, gridDim.x, bh, kblock);
         if (bh >= p.BH) return;
     }
     // wg and warp broadcast from lane 0: the compiler then knows them warp-uniform and keeps what derives from them (the
@@ -314,21 +322,19 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             tma_load_3d(base + L::K + c * BC * 128, &p.tk, kv_bar, 64 * c, kb, int(bh));
             tma_load_3d(base + L::V + c * BC * 128, &p.tv, kv_bar, 64 * c, kb, int(bh));
         }
-        for (int tile = 0; tile < 2 && tile < n_tiles; ++tile) load_rows(tile);
+        for (int tile = 0; tile < ST - 1 && tile < n_tiles; ++tile) load_rows(tile);
     }
 
     // PERSIST: thread 0's view of what comes next. The block's query tiles are numbered on from key block to key block
     // (gt = g0 + tile), which gives each its stage (gt % ST) and its stage barrier's phase.
-    long long next_u = p.n_blocks, next_bh = 0;  // the next key block (n_blocks: none)
-    int next_kb = 0, next_i_begin = 0, next_n_tiles = 0, g0 = 0, issued = n_tiles < 2 ? n_tiles : 2;  // tiles loaded
+    unsigned next_u = p.n_blocks;  // the next key block (n_blocks: none)
+    long long next_bh = 0;
+    int next_kb = 0, next_i_begin = 0, next_n_tiles = 0, g0 = 0, issued = n_tiles < ST - 1 ? n_tiles : ST - 1;  // tiles loaded
     auto feed = [&](int limit, bool into_next) {  // tiles up to gt = limit − 1: this key block's, then (into_next) the next's
         for (; issued < limit; ++issued) {
-            if (issued < g0 + n_tiles)
-                load_rows_at(bh, i_begin, issued - g0, issued);
-            else if (into_next && next_u < p.n_blocks && issued < g0 + n_tiles + next_n_tiles)
-                load_rows_at(next_bh, next_i_begin, issued - g0 - n_tiles, issued);
-            else
-                break;
+            const bool mine = issued < g0 + n_tiles;
+            if (!mine && !(into_next && next_u < p.n_blocks && issued < g0 + n_tiles + next_n_tiles)) break;
+            load_rows_at(mine ? bh : next_bh, mine ? i_begin : next_i_begin, issued - g0 - (mine ? 0 : n_tiles), issued);
         }
     };
     auto next_kv_ahead = [&](int n) {  // the next key block's K and V into the other buffer, once the last dK, dV left it
@@ -352,7 +358,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             if (threadIdx.x == 0) {
                 // the next key block, whichever block asks first; its answer is first used after the first tile (under
                 // load an atomic takes microseconds, and thread 0's warpgroup would wait for it here: up to 1 % slower)
-                next_u = (long long)atomicAdd(&bwd_counters[0], 1ull) + gridDim.x;
+                next_u = unsigned(atomicAdd(&bwd_counters[0], 1ull)) + gridDim.x;
                 feed(g0 + ST, false);
                 if (n_tiles == 0) next_kv_ahead(n);
             }
@@ -460,7 +466,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
                     feed(g0 + tile + ST, true);  // up to tile + 2, of this key block or the next: into the stage of the tile before
                 }
             } else {
-                if (threadIdx.x == 0 && tile + 2 < n_tiles) load_rows(tile + 2);  // into the stage of the tile before
+                if (threadIdx.x == 0 && tile + ST - 1 < n_tiles) load_rows(tile + ST - 1);  // into the stage of the tile before
             }
 
             constexpr int DQ_N = DQ_T ? BR : 64;  // dQ's accumulator: 64 × DQ_N a warpgroup
@@ -525,7 +531,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
         if constexpr (!PERSIST) {
             break;
         } else {
-            const long long u = *next_slot;
+            const unsigned u = unsigned(*next_slot);
             if (u >= p.n_blocks) break;
             key_block_of(p, u, bh, kblock);
             g0 += n_tiles;
@@ -575,7 +581,7 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     p.tdk = tensor_map(dk, int(BH), Sk, D, BC), p.tdv = tensor_map(dv, int(BH), Sk, D, BC);
     p.heads_per_group = int(causal_heads_per_group(BH, Sq, Sk, D));
     p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
-    p.key_blocks = (Sk + BC - 1) / BC, p.n_blocks = BH * p.key_blocks;
+    p.key_blocks = (Sk + BC - 1) / BC, p.n_blocks = unsigned(std::min<long long>(BH * p.key_blocks, INT_MAX));
     const double scale = 1.0 / std::sqrt(double(D));
     p.scale = float(scale), p.scale_log2 = float(1.4426950408889634 * scale);
     const long long n_terms = BH * p.Sq_pad;
@@ -608,10 +614,11 @@ void hopper_key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv
     using namespace sm90;
     const int BR = rows_per_tile(D, causal, Sq);
     // Persistent at D = 64 up to 1,024 rows, where a key block walks 8 query tiles or fewer: H200, 16·32·1024·64
-    // 424.0 → 430.6 TFLOP/s, causal 302.2 → 311.1 (+1.6 %, +2.9 %). At 4,096 and 16,384 rows it lost 3–8 %, and at D = 128
-    // (64-row tiles, two stages) 4–7 % at 16·16·1024·128 causal, for reasons not found (docs/perf.md, "4d as a persistent
-    // kernel").
-    if (D == 64 && Sq <= 1024) return key_tiles<64, 128, true>(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq, Sk, causal);
+    // 420.3 → 441.7 TFLOP/s, causal 299.7 → 321.8 (+5.1 %, +7.4 %); at 4·32·4096·64 +0.5 % / 0.0 %, at 16,384 rows not
+    // shown faster (−0.2 % / −5.4 %, inside the rounds' spread). At D = 128 (64-row tiles, two stages) it lost 3.7 % at
+    // 16·16·1024·128 causal and 12–14 % at 4·16·4096·128 (docs/perf.md, "4d persistent: the key blocks' numbers in 32 bits").
+    if (D == 64 && Sq <= 1024 && BH * ((Sk + BC - 1) / BC) < INT_MAX)  // key blocks numbered in 32 bits
+        return key_tiles<64, 128, true>(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq, Sk, causal);
     const auto call = D == 64 ? key_tiles<64, 128, false> : BR == 64 ? key_tiles<128, 64, false> : key_tiles<128, 80, false>;
     call(q, k, v, dout, lse, delta, dq, dk, dv, BH, Sq, Sk, causal);
 }
