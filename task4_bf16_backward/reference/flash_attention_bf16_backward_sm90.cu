@@ -68,7 +68,7 @@ __host__ __device__ constexpr bool transposed_dq() { return BR == 80; }
 struct SmParams {
     CUtensorMap tq, tk, tv, tdo;  // boxes of [BR rows][64 columns] (Q, dO) and [128 rows][64 columns] (K, V)
     CUtensorMap tdk, tdv;         // [128 rows][64 columns]: dK and dV leave as K and V came
-    const float2* terms;          // [BH][Sq_pad]: (lse·log2(e), δ) of each row; (+∞, 0) past Sq
+    const float2* terms;          // [BH][Sq_pad] rows' lse·log2(e) and δ, (+∞, 0) past Sq; the layout: paired_row_terms
     float* dq_tiles;              // dQ's float32 accumulator, in the fragments' order (dq_tiles_to_bf16_kernel), zeroed
     int Sq, Sk, Sq_pad, n_tiles;  // n_tiles = Sq_pad / BR
     long long BH;
@@ -93,9 +93,16 @@ struct Layout {
     static_assert(BYTES <= 227 * 1024, "shared memory");
 };
 
-// (lse·log2(e), δ) of every row into a layout padded to whole tiles, so that a tile's row terms are one bulk copy; and
-// dQ's accumulator (D floats a padded row) set to zero, a float4 a thread at a time across the grid.
+// How a tile's row terms lie: at D = 128 its BR values of lse·log2(e), then its BR values of δ, so that the key-tile
+// kernel loads two adjacent rows' lse (or δ) as one 8 bytes: 16 loads a tile a thread instead of 32, each of which
+// the exponentials waited for (+0.5–1.7 %, H200; docs/perf.md "4d beside FA4's backward under ncu"). At D = 64 the
+// same lost 0.6–2 %, and each row's (lse·log2(e), δ) stay side by side.
 template <int D>
+__host__ __device__ constexpr bool paired_row_terms() { return D == 128; }
+
+// The row terms of every row into a layout padded to whole tiles, so that a tile's row terms are one bulk copy; and
+// dQ's accumulator (D floats a padded row) set to zero, a float4 a thread at a time across the grid.
+template <int D, int BR>
 __global__ void __launch_bounds__(256) pad_row_terms_kernel(const float* lse, const float* delta, float2* terms, float4* dq_tiles,
                                                            long long BH, int Sq, int Sq_pad) {
     const long long i = blockIdx.x * 256LL + threadIdx.x, n = BH * Sq_pad, stride = (long long)gridDim.x * 256;
@@ -103,7 +110,13 @@ __global__ void __launch_bounds__(256) pad_row_terms_kernel(const float* lse, co
     if (i >= n) return;
     const long long bh = i / Sq_pad;
     const int r = int(i % Sq_pad);
-    terms[i] = r < Sq ? make_float2(lse[bh * Sq + r] * 1.4426950408889634f, delta[bh * Sq + r]) : make_float2(INFINITY, 0.0f);
+    const float lse2 = r < Sq ? lse[bh * Sq + r] * 1.4426950408889634f : INFINITY, d = r < Sq ? delta[bh * Sq + r] : 0.0f;
+    if constexpr (paired_row_terms<D>()) {
+        float* tile = reinterpret_cast<float*>(terms + (i - r % BR));  // BR lse values, then BR δ values
+        tile[r % BR] = lse2, tile[BR + r % BR] = d;
+    } else {
+        terms[i] = make_float2(lse2, d);
+    }
 }
 
 // dQ's accumulator, in the fragments' order. A query tile's BR × D floats are eight pieces of 1024, one a warp w8 = 4·wg + warp
@@ -175,6 +188,20 @@ __global__ void __launch_bounds__(256) dq_t_tiles_to_bf16_kernel(const float* dq
                                    pack_bf16(x[4] * scale, x[5] * scale), pack_bf16(x[6] * scale, x[7] * scale));
         *reinterpret_cast<uint4*>(dq + (bh * Sq + row) * D + c) = v;
     }
+}
+
+// Row `row` + `odd` of a tile's row terms in shared memory (row even; pad_row_terms_kernel's layout): its lse·log2(e), its δ.
+template <int D, int BR>
+__device__ __forceinline__ float row_lse(const float2* terms, int row, int odd) {
+    if constexpr (!paired_row_terms<D>()) return terms[row + odd].x;
+    const float2 pair = *reinterpret_cast<const float2*>(reinterpret_cast<const float*>(terms) + row);
+    return odd ? pair.y : pair.x;
+}
+template <int D, int BR>
+__device__ __forceinline__ float row_delta(const float2* terms, int row, int odd) {
+    if constexpr (!paired_row_terms<D>()) return terms[row + odd].y;
+    const float2 pair = *reinterpret_cast<const float2*>(reinterpret_cast<const float*>(terms) + BR + row);
+    return odd ? pair.y : pair.x;
 }
 
 // *at += v (four floats, 16-byte aligned), atomically in L2, nothing returned.
@@ -395,7 +422,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #pragma unroll
             for (int i = 0; i < BR / 8; ++i)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -terms[8 * i + 2 * t + (e & 1)].x));
+                for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -row_lse<D, BR>(terms, 8 * i + 2 * t, e & 1)));
             // Keys past Sk and (causal) keys past a row's last visible one to 0, only in the tiles that hold such keys: the
             // whole block takes this branch or not, and inside it a compare and a select an element, no branch. (As a test
             // inside the exponentials' loop it cost 17 % of the warps' stall samples at D = 64: a branch and predicates an element.)
@@ -432,7 +459,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #pragma unroll
             for (int i = 0; i < BR / 8; ++i)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) dp[4 * i + e] = s[4 * i + e] * (dp[4 * i + e] - terms[8 * i + 2 * t + (e & 1)].y);
+                for (int e = 0; e < 4; ++e) dp[4 * i + e] = s[4 * i + e] * (dp[4 * i + e] - row_delta<D, BR>(terms, 8 * i + 2 * t, e & 1));
             if constexpr (!DV_BEFORE_DP_WAIT) issue_dv();
             to_a_fragments<BR>(dp, da);
 
@@ -587,7 +614,7 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     const long long n_terms = BH * p.Sq_pad;
     attn::StreamScratch terms{size_t(2 * n_terms)}, dq_tiles{size_t(n_terms) * D};  // float2 each; dQ's accumulator
     p.terms = reinterpret_cast<const float2*>(terms.p), p.dq_tiles = dq_tiles.p;
-    pad_row_terms_kernel<D><<<unsigned((n_terms + 255) / 256), 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p),
+    pad_row_terms_kernel<D, BR><<<unsigned((n_terms + 255) / 256), 256>>>(lse, delta, reinterpret_cast<float2*>(terms.p),
                                                                       reinterpret_cast<float4*>(dq_tiles.p), BH, Sq, p.Sq_pad);
     CUDA_CHECK_LAUNCH();
     const dim3 grid = PERSIST ? dim3(unsigned(std::min<long long>(p.n_blocks, attn::sm_count())))
