@@ -190,17 +190,12 @@ __global__ void __launch_bounds__(256) dq_t_tiles_to_bf16_kernel(const float* dq
     }
 }
 
-// Row `row` + `odd` of a tile's row terms in shared memory (row even; pad_row_terms_kernel's layout): its lse·log2(e), its δ.
-template <int D, int BR>
-__device__ __forceinline__ float row_lse(const float2* terms, int row, int odd) {
-    if constexpr (!paired_row_terms<D>()) return terms[row + odd].x;
-    const float2 pair = *reinterpret_cast<const float2*>(reinterpret_cast<const float*>(terms) + row);
-    return odd ? pair.y : pair.x;
-}
-template <int D, int BR>
-__device__ __forceinline__ float row_delta(const float2* terms, int row, int odd) {
-    if constexpr (!paired_row_terms<D>()) return terms[row + odd].y;
-    const float2 pair = *reinterpret_cast<const float2*>(reinterpret_cast<const float*>(terms) + BR + row);
+// Row `row` + `odd` of a tile's row terms in shared memory (row even; pad_row_terms_kernel's layout): its lse·log2(e),
+// or (DELTA) its δ.
+template <int D, int BR, bool DELTA>
+__device__ __forceinline__ float row_term(const float2* terms, int row, int odd) {
+    if constexpr (!paired_row_terms<D>()) return DELTA ? terms[row + odd].y : terms[row + odd].x;
+    const float2 pair = *reinterpret_cast<const float2*>(reinterpret_cast<const float*>(terms) + (DELTA ? BR : 0) + row);
     return odd ? pair.y : pair.x;
 }
 
@@ -422,7 +417,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #pragma unroll
             for (int i = 0; i < BR / 8; ++i)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -row_lse<D, BR>(terms, 8 * i + 2 * t, e & 1)));
+                for (int e = 0; e < 4; ++e) s[4 * i + e] = ex2(fmaf(s[4 * i + e], p.scale_log2, -row_term<D, BR, false>(terms, 8 * i + 2 * t, e & 1)));
             // Keys past Sk and (causal) keys past a row's last visible one to 0, only in the tiles that hold such keys: the
             // whole block takes this branch or not, and inside it a compare and a select an element, no branch. (As a test
             // inside the exponentials' loop it cost 17 % of the warps' stall samples at D = 64: a branch and predicates an element.)
@@ -459,7 +454,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
 #pragma unroll
             for (int i = 0; i < BR / 8; ++i)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) dp[4 * i + e] = s[4 * i + e] * (dp[4 * i + e] - row_delta<D, BR>(terms, 8 * i + 2 * t, e & 1));
+                for (int e = 0; e < 4; ++e) dp[4 * i + e] = s[4 * i + e] * (dp[4 * i + e] - row_term<D, BR, true>(terms, 8 * i + 2 * t, e & 1));
             if constexpr (!DV_BEFORE_DP_WAIT) issue_dv();
             to_a_fragments<BR>(dp, da);
 
@@ -490,7 +485,7 @@ __global__ void __launch_bounds__(THREADS, 1) key_tile_kernel_sm90(const __grid_
             if constexpr (PERSIST) {
                 if (threadIdx.x == 0) {
                     if (tile == 0) next_kv_ahead(n);
-                    feed(g0 + tile + ST, true);  // up to tile + 2, of this key block or the next: into the stage of the tile before
+                    feed(g0 + tile + ST, true);  // up to tile + ST − 1, of this key block or the next: into the stage of the tile before
                 }
             } else {
                 if (threadIdx.x == 0 && tile + ST - 1 < n_tiles) load_rows(tile + ST - 1);  // into the stage of the tile before
@@ -608,7 +603,7 @@ void key_tiles(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat
     p.tdk = tensor_map(dk, int(BH), Sk, D, BC), p.tdv = tensor_map(dv, int(BH), Sk, D, BC);
     p.heads_per_group = int(causal_heads_per_group(BH, Sq, Sk, D));
     p.Sq = Sq, p.Sk = Sk, p.Sq_pad = (Sq + BR - 1) / BR * BR, p.n_tiles = p.Sq_pad / BR, p.BH = BH, p.causal = causal;
-    p.key_blocks = (Sk + BC - 1) / BC, p.n_blocks = unsigned(std::min<long long>(BH * p.key_blocks, INT_MAX));
+    p.key_blocks = (Sk + BC - 1) / BC, p.n_blocks = PERSIST ? unsigned(BH * p.key_blocks) : 0u;  // < 2³¹: the caller's check
     const double scale = 1.0 / std::sqrt(double(D));
     p.scale = float(scale), p.scale_log2 = float(1.4426950408889634 * scale);
     const long long n_terms = BH * p.Sq_pad;
