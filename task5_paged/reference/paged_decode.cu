@@ -545,8 +545,12 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
             items.push_back({b, s * per * kKeys, std::min(lengths[b], (s + 1) * per * kKeys), n > 1 ? parts : 0, s, n, start[b]});
         if (n > 1) parts += n * g.H_kv;
     }
-    // The longest pieces first: in a ragged batch the short ones fill the last wave instead of the long ones running alone.
-    auto longer = [](const Item& x, const Item& y) { return x.key1 - x.key0 > y.key1 - y.key0; };
+    // The longest sequences first, each one's pieces side by side: in a ragged batch the short sequences fill the last
+    // wave instead of the long ones running alone. Not the longest pieces first: the last of a sequence's pieces to
+    // finish merges all its parts (47 at the benchmark's ragged batch's longest sequence, microseconds of reads from L2),
+    // and a sequence's shorter last piece, sorted to the final wave, put those merges at the end of the call (5 % of the
+    // ragged batch on an H200: docs/perf.md, "5b's ragged batch: a split sequence's pieces together").
+    auto longer = [&tiles](const Item& x, const Item& y) { return tiles[x.b] > tiles[y.b]; };
     if (!std::is_sorted(items.begin(), items.end(), longer)) std::stable_sort(items.begin(), items.end(), longer);
     const size_t part_rows = size_t(std::max(parts, 1)) * group;
     float* part_o = scratch_floats(part_rows * (D + 1));
