@@ -92,7 +92,7 @@ HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp 
                    common/cases.cpp common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
                    common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp common/remote/launch_log.cpp
 HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
-               common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp common/cuda/gpu_wait.cu \
+               common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp common/cuda/gpu_wait.cu common/cuda/l2_flush.cu \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu common/cuda/bf16_tensor.cpp common/cuda/bf16_convert.cu \
                common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
                common/llm/history.cpp common/llm/utf8.cpp \

@@ -8,6 +8,7 @@
 
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/gpu_wait.h"
+#include "common/cuda/l2_flush.h"
 
 namespace attn {
 
@@ -16,7 +17,7 @@ const char* overlap_timing_words() {
                                        : "host work past the flush counted (ATTNLAB_TIMING_HIDE_HOST=0)";
 }
 
-Bencher::Bencher() : flush_(std::max<size_t>(2 * device_info().l2_bytes, size_t(64) << 20)) {
+Bencher::Bencher() : flush_((std::max<size_t>(2 * device_info().l2_bytes, size_t(64) << 20) + 15) / 16 * 16) {
     CUDA_CHECK(cudaEventCreate(&start_));
     CUDA_CHECK(cudaEventCreate(&stop_));
 }
@@ -41,7 +42,7 @@ Timing Bencher::time(const std::function<void()>& fn, BenchOptions opt, const st
         // The wait before the flush, not after it: the call then starts right behind the flush, as in the synchronised
         // timing (with a one-thread spin between them, calls of ~0.2 ms timed 2–3 % slower on an H100).
         if (opt.overlap_host && hide_host_behind_gpu_wait()) gpu_wait();  // fn's launches queue meanwhile
-        if (opt.flush_l2) CUDA_CHECK(cudaMemsetAsync(flush_.get(), i & 0xff, flush_.bytes()));
+        if (opt.flush_l2) flush_l2_clean(flush_.get(), flush_.bytes());
         if (!opt.overlap_host) CUDA_CHECK(cudaDeviceSynchronize());
         CUDA_CHECK(cudaEventRecord(start_));
         fn();

@@ -1,8 +1,8 @@
 // read_stream.h — the ceiling of a kernel that only reads: every byte of a buffer read once, as fast as the GPU streams.
 //   Built into every benchmark by the Makefile (common/cuda/read_stream.cu). A decode reads its K and V and writes almost
-//   nothing, so beside a copy of the same bytes (read + written) its benchmark times this: at a few hundred MB a copy's
-//   fixed costs are half as heavy per byte as a read's, and the share of a copy a read-only kernel can reach falls below
-//   90 % (docs/perf.md, "MQA at 134 MB: what a kernel that only reads can reach").
+//   nothing, so beside a copy of the same bytes (read + written) its benchmark times this: a copy's fixed costs are half
+//   as heavy per byte as a read's, so at 134 MB a read-only kernel reaches 96–97 % of a copy on an H200, 104–105 % from
+//   0.5 GB up (with the L2 flushed clean, l2_flush.h; docs/perf.md, "The L2 flush: clean, not dirty").
 #pragma once
 #include <cstddef>
 

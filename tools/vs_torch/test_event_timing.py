@@ -31,7 +31,7 @@ class Recorder:
 def run(env, reps=3):
     rec = Recorder()
     flush = mock.Mock()
-    flush.zero_.side_effect = lambda: rec.calls.append("flush")
+    flush.view.return_value.amax.side_effect = lambda: rec.calls.append("flush")  # a read of every line
     wait = mock.Mock()
     wait.zero_.side_effect = lambda: rec.calls.append("wait")
     cuda = mock.Mock(spec=["Event", "synchronize"])
@@ -42,6 +42,8 @@ def run(env, reps=3):
             mock.patch.object(et.torch, "empty", empty), mock.patch.object(et, "_wait", None):
         ms = et.time_ms(lambda: rec.calls.append("call"), flush, warmup=1, reps=reps)
         words = et.timing_words()
+    flush.zero_.assert_not_called()  # a flush by writing left dirty lines for the call to write back (l2_flush.h)
+    flush.view.assert_called_with(et.torch.int32)
     return rec.calls, ms, words, empty
 
 

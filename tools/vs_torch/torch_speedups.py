@@ -10,8 +10,8 @@ Run it after `make grade`: it writes a subsection "### Against PyTorch (same GPU
 Results.md's "## Task 4" and "## Task 5" sections (replacing one written before); --markdown writes
 the same tables to a file of their own (the default when Results.md has no such sections).
 
-What is timed (CUDA events around each call, 2–3 warm-up calls, a 256 MiB buffer zeroed before every
-timed call to flush L2, median of the repetitions; TF32 off):
+What is timed (CUDA events around each call, 2–3 warm-up calls, a 256 MiB buffer read before every
+timed call to flush L2 and leave it clean (event_timing.flush_l2), median of the repetitions; TF32 off):
   - attnlab: the student's kernel, q, k, v [B, H, S, D] already in head layout;
   - SDPA math / efficient: F.scaled_dot_product_attention on the same tensors under one backend —
     the fair comparison (the attention core only). flash and cuDNN refuse float32 (they take fp16/bf16):
@@ -34,6 +34,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from event_timing import flush_l2  # the L2 emptied and left clean, as every benchmark does
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import attnlab  # noqa: E402
@@ -52,7 +54,7 @@ class Timer:
             fn()
         times = []
         for _ in range(reps):
-            self.flush.zero_()
+            flush_l2(self.flush)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             fn()
