@@ -428,8 +428,11 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     cp_async_wait<0>();
     __syncthreads();  // the tiles are done with: their memory holds the four warps' results now
 
-    float* w_acc = reinterpret_cast<float*>(smem_raw);  // [4][kRows][D]
-    float* w_m = w_acc + 4 * kRows * D;                 // [4][kRows]
+    // Rows of D + 8 floats: a warp's float2 stores of its C fragments then fall on 32 different banks (rows D apart put
+    // a warp's 32 lanes on 4 banks: 8-way conflicts), and the combine's reads along a row are unchanged.
+    constexpr int kAccStride = D + 8;
+    float* w_acc = reinterpret_cast<float*>(smem_raw);  // [4][kRows][kAccStride]
+    float* w_m = w_acc + 4 * kRows * kAccStride;        // [4][kRows]
     float* w_l = w_m + 4 * kRows;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -441,8 +444,9 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
 #pragma unroll
     for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-            w_acc[(warp * kRows + lane / 4 + 8 * (e / 2)) * D + nt * 8 + 2 * (lane % 4) + (e & 1)] = acc[nt][e];
+        for (int h = 0; h < 2; ++h)
+            *reinterpret_cast<float2*>(w_acc + (warp * kRows + lane / 4 + 8 * h) * kAccStride + nt * 8 + 2 * (lane % 4)) =
+                make_float2(acc[nt][2 * h], acc[nt][2 * h + 1]);
     __syncthreads();
     const bool split = it.n > 1;
     for (int c = tid; c < rows * D; c += kThreads) {
@@ -455,7 +459,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
         for (int w = 0; w < 4; ++w) {
             const float scale = w_m[w * kRows + r] == -INFINITY ? 0.f : exp2f(w_m[w * kRows + r] - M);
             L += w_l[w * kRows + r] * scale;
-            O += w_acc[(w * kRows + r) * D + d] * scale;
+            O += w_acc[(w * kRows + r) * kAccStride + d] * scale;
         }
         if (!split) {
             p.o[((size_t)it.b * p.H_q + head0 + r) * D + d] = __float2bfloat16_rn(O / L);
@@ -494,7 +498,7 @@ template <int D, int STAGES>
 static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat16* k_pages, const __nv_bfloat16* v_pages,
                    __nv_bfloat16* o, const int* table, const int* lengths) {
     constexpr size_t smem = kDecodeSmem<D, STAGES>;
-    static_assert(smem >= (4 * kRows * D + 8 * kRows) * sizeof(float), "the warps' results must fit the tiles' memory");
+    static_assert(smem >= (4 * kRows * (D + 8) + 8 * kRows) * sizeof(float), "the warps' results must fit the tiles' memory");
     static_assert(smem >= kRows * 256 * sizeof(float), "a merge's weights (up to 256 parts a row) must fit it too");
     const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
     const long long units = (long long)g.H_kv * row_blocks;
