@@ -554,8 +554,8 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
     // finish merges all its parts (47 at the benchmark's ragged batch's longest sequence, microseconds of reads from L2),
     // and a sequence's shorter last piece, sorted to the final wave, put those merges at the end of the call (5 % of the
     // ragged batch on an H200: docs/perf.md, "5b's ragged batch: a split sequence's pieces together").
-    auto longer = [&tiles](const Item& x, const Item& y) { return tiles[x.b] > tiles[y.b]; };
-    if (!std::is_sorted(items.begin(), items.end(), longer)) std::stable_sort(items.begin(), items.end(), longer);
+    auto longer_sequence = [&tiles](const Item& x, const Item& y) { return tiles[x.b] > tiles[y.b]; };
+    if (!std::is_sorted(items.begin(), items.end(), longer_sequence)) std::stable_sort(items.begin(), items.end(), longer_sequence);
     const size_t part_rows = size_t(std::max(parts, 1)) * group;
     float* part_o = scratch_floats(part_rows * (D + 1));
     int shift = 0;
