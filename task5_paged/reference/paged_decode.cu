@@ -506,7 +506,8 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
                             std::min({blocks_per_sm<D, STAGES, 1>(smem), blocks_per_sm<D, STAGES, 1024>(smem),
                                       blocks_per_sm<D, STAGES, 2048>(smem), blocks_per_sm<D, STAGES, 4096>(smem),
                                       blocks_per_sm<D, STAGES, kInlineInts>(smem)});
-    // Every sequence's t tiles become ceil(t / c) pieces of nearly equal length, for each KV head (and row block).
+    // Every sequence's t tiles become pieces of ceil(t / ceil(t / c)) ≤ c tiles, the last of them possibly shorter (155
+    // tiles at c = 11: 14 of 11 and one of 1), for each KV head (and row block).
     // Pieces run in waves of `slots` blocks, so c is the one with the shortest estimate, waves × (c + 1): a piece's
     // tiles and about one more for its start and its merge. One wave of equal pieces is the best; a ragged batch's
     // short sequences simply fill in. The estimate needs only how many sequences have each tile count (a decode
