@@ -92,7 +92,7 @@ HARNESS_CPU_SRC := common/fmt_impl.cpp common/tensor.cpp common/safetensors.cpp 
                    common/cases.cpp common/golden.cpp common/cpu_ops.cpp common/seed.cpp \
                    common/remote/wire.cpp common/remote/runner.cpp common/remote/sandbox.cpp common/remote/launch_log.cpp
 HARNESS_SRC := $(HARNESS_CPU_SRC) common/remote/device_copy.cpp \
-               common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp common/cuda/gpu_wait.cu common/cuda/l2_flush.cu \
+               common/cuda/cuda_check.cpp common/cuda/device.cpp common/cuda/gpu_case.cpp common/cuda/bench.cpp common/cuda/gpu_wait.cu common/cuda/read_stream.cu \
                common/cuda/cublas_gemm.cpp common/cuda/fill.cu common/cuda/attention_oracle.cu common/cuda/gpu_compare.cu common/cuda/bf16_tensor.cpp common/cuda/bf16_convert.cu \
                common/llm/kernels.cu common/llm/gqa_kernels.cu common/llm/phase_timer.cpp common/llm/skinny_gemm.cu common/llm/greedy_check.cpp \
                common/llm/history.cpp common/llm/utf8.cpp \
@@ -531,7 +531,7 @@ task5-paged: cuda-toolkit
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/bin/task5_paged $(RUNNER_BIN_DIR)/runner_task5
 	ATTNLAB_SUITE=$(SUITE) ./$(BUILD)/bin/task5_paged
 
-$(BUILD)/bin/bench_task5_paged: $(call obj_common,task5_paged/bench_task5_paged.cpp common/cuda/read_stream.cu) $(HARNESS_OBJ) \
+$(BUILD)/bin/bench_task5_paged: $(call obj_common,task5_paged/bench_task5_paged.cpp) $(HARNESS_OBJ) \
                                 $(call obj_impl,$(filter task5_paged/%,$(TASK5_SRC)))
 	@mkdir -p $(dir $@)
 	$(call say,LINK)$(CXX) $^ -o $@ $(LDLIBS)

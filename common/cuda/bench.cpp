@@ -8,7 +8,7 @@
 
 #include "common/cuda/cublas_gemm.h"
 #include "common/cuda/gpu_wait.h"
-#include "common/cuda/l2_flush.h"
+#include "common/cuda/read_stream.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 //
 // Bencher::time: warm-ups first; before every timed call an optional untimed `prepare` (fresh
 // inputs, poisoning) and an L2 flush (a read of twice the L2 size, which leaves no dirty line for the call to write
-// back: l2_flush.h); CUDA events around the call
+// back: read_stream.h); CUDA events around the call
 // with the device synchronised before the stop event, so work the call left on any stream —
 // a side stream included — is inside the time; median and min over the repeats. With
 // BenchOptions::overlap_host the call's host work is hidden instead, as the torch scripts hide it

@@ -1,6 +1,6 @@
 """How the torch comparison scripts time a call, the way the C++ benchmarks do (common/cuda/bench.h): warm-ups, then
 per repetition an L2 flush (reading `flush`, a buffer twice the L2, which leaves the L2 clean: zeroing it left dirty
-lines that the call then wrote back, 8-10 us of a 134 MB read on an H200, common/cuda/l2_flush.h), CUDA events around
+lines that the call then wrote back, 8-10 us of a 134 MB read on an H200, common/cuda/read_stream.h), CUDA events around
 the call, the median.
 
 Only the GPU's time is timed, not the host's. Each repetition first gives the GPU about a millisecond of other work

@@ -42,7 +42,7 @@ def run(env, reps=3):
             mock.patch.object(et.torch, "empty", empty), mock.patch.object(et, "_wait", None):
         ms = et.time_ms(lambda: rec.calls.append("call"), flush, warmup=1, reps=reps)
         words = et.timing_words()
-    flush.zero_.assert_not_called()  # a flush by writing left dirty lines for the call to write back (l2_flush.h)
+    flush.zero_.assert_not_called()  # a flush by writing left dirty lines for the call to write back (common/cuda/read_stream.h)
     flush.view.assert_called_with(et.torch.int32)
     return rec.calls, ms, words, empty
 
