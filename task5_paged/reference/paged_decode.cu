@@ -224,60 +224,95 @@ struct DecodeArgs {
     int ints[N];
 };
 
-// The last block to finish a split (sequence, KV head, row block) merges its n parts: each part's output weighted by
-// 2^(lse − max), summed, divided by the weights' sum. The others' parts are read past L1 (__ldcg): they were written
-// by other SMs, made visible by the fence before the count.
+// A block's share of its rows' outputs, four adjacent values of one row a thread: kChunks<D> float4s at most.
 template <int D>
-__device__ void merge_parts(const DecodeParams& p, const Item& it, int kvh, int rb, int rows, float* smem) {
+constexpr int kChunks = kRows * (D / 4) / kThreads;
+
+// Four bf16 of o from four floats, one 8-byte store.
+__device__ inline void store_bf16x4(__nv_bfloat16* out, float4 x) {
+    *reinterpret_cast<uint2*>(out) = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
+}
+
+// The merge of NCH float4s of output a thread (the chunks tid, tid + kThreads, …; those past the block's rows load
+// nothing and store nothing, with no branch between the chunks, so that their loads go out together), G
+// parts' outputs and log2-sum-exps loaded together, a running max rescaling what is summed so far: one round trip to
+// L2 for each G parts. Part s's row r starts at float4 (row0 + s·g + r)·D/4 of part_o.
+template <int D, int NCH, int G>
+__device__ void merge_chunks(const DecodeParams& p, const Item& it, size_t row0, int head0, int rows) {
+    constexpr int C4 = D / 4;  // float4s a row
+    const float4* part[NCH];
+    const float* lse[NCH];
+    bool mine[NCH];  // the chunk is one of the block's rows
+    float M[NCH], L[NCH];
+    float4 O[NCH];
+#pragma unroll
+    for (int i = 0; i < NCH; ++i) {
+        const int c = threadIdx.x + i * kThreads, r = c / C4 < rows ? c / C4 : 0;
+        mine[i] = c / C4 < rows;
+        part[i] = reinterpret_cast<const float4*>(p.part_o + (row0 + r) * D) + c % C4;
+        lse[i] = p.part_lse + row0 + r;
+        M[i] = -INFINITY, L[i] = 0.f, O[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    const size_t step = (size_t)p.g * C4;  // float4s from one part to the next
+    for (int s = 0; s < it.n; s += G) {
+        float4 x[NCH][G];
+        float e[NCH][G];
+#pragma unroll
+        for (int i = 0; i < NCH; ++i)
+#pragma unroll
+            for (int u = 0; u < G; ++u) {
+                const bool have = mine[i] && s + u < it.n;
+                x[i][u] = have ? __ldcg(part[i] + (s + u) * step) : make_float4(0.f, 0.f, 0.f, 0.f);
+                e[i][u] = have ? __ldcg(lse[i] + (size_t)(s + u) * p.g) : -INFINITY;
+            }
+#pragma unroll
+        for (int i = 0; i < NCH; ++i) {
+            float M_new = M[i];
+#pragma unroll
+            for (int u = 0; u < G; ++u) M_new = fmaxf(M_new, e[i][u]);
+            const float rescale = M[i] == -INFINITY ? 0.f : exp2f(M[i] - M_new);  // nothing summed yet on the first group
+            O[i].x *= rescale, O[i].y *= rescale, O[i].z *= rescale, O[i].w *= rescale, L[i] *= rescale;
+#pragma unroll
+            for (int u = 0; u < G; ++u) {
+                const float w = exp2f(e[i][u] - M_new);
+                O[i].x += w * x[i][u].x, O[i].y += w * x[i][u].y, O[i].z += w * x[i][u].z, O[i].w += w * x[i][u].w, L[i] += w;
+            }
+            M[i] = M_new;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < NCH; ++i) {
+        const int c = threadIdx.x + i * kThreads, r = c / C4;
+        const float inv = 1.f / L[i];
+        if (mine[i])
+            store_bf16x4(p.o + ((size_t)it.b * p.H_q + head0 + r) * D + 4 * (c % C4),
+                         make_float4(O[i].x * inv, O[i].y * inv, O[i].z * inv, O[i].w * inv));
+    }
+}
+
+// The last block to finish a split (sequence, KV head, row block) merges its n parts: each part's output weighted by
+// 2^(lse − max), summed, divided by the weights' sum (merge_chunks). The parts are read past L1 (__ldcg): they were
+// written by other SMs, made visible by the fence before the count (one thread's, after the barrier that orders every
+// thread's stores before it: a fence's effect is cumulative). The merge is the last thing a split sequence waits for:
+// where a thread has one chunk (up to 4 query heads at D = 128, 8 at D = 64), 8 parts' loads go out at once; where it
+// has several (MQA: 4 chunks of 2 parts), all its chunks' loads for 4 parts at a time.
+template <int D>
+__device__ void merge_parts(const DecodeParams& p, const Item& it, int kvh, int rb, int rows) {
     __shared__ int last;
-    const int n = it.n, tid = threadIdx.x;
-    const size_t first = (size_t)it.first + (size_t)kvh * n;
-    __threadfence();
-    __syncthreads();  // every thread's part is written and fenced before the count
-    if (tid == 0) {
+    const size_t first = (size_t)it.first + (size_t)kvh * it.n;
+    __syncthreads();  // every thread's part is written
+    if (threadIdx.x == 0) {
         int* done = p.done + first * p.row_blocks + rb;
-        last = atomicAdd(done, 1) == n - 1;
-        if (last) *done = 0;  // ready for the next call
+        __threadfence();
+        last = atomicAdd(done, 1) == it.n - 1;
+        if (last) *done = 0, __threadfence();  // ready for the next call; the others' parts are visible from here
     }
     __syncthreads();
     if (!last) return;
-    __threadfence();
-    float* w = smem;  // [kRows][n]: each part's log2-sum-exp, then its weight
-    for (int c = tid; c < rows * n; c += kThreads)
-        w[c] = __ldcg(p.part_lse + (first + c % n) * p.g + rb * kRows + c / n);
-    __syncthreads();
-    if (tid < rows) {
-        float M = -INFINITY, L = 0.f;
-        for (int s = 0; s < n; ++s) M = fmaxf(M, w[tid * n + s]);
-        for (int s = 0; s < n; ++s) L += exp2f(w[tid * n + s] - M);
-        for (int s = 0; s < n; ++s) w[tid * n + s] = exp2f(w[tid * n + s] - M) / L;
-    }
-    __syncthreads();
-    // Each thread sums four adjacent outputs over the parts, eight parts' loads in flight at a time: the merge is the
-    // last thing a split sequence waits for, and a part is a read from L2 (a plain loop leaves one or two in flight).
+    const size_t row0 = first * p.g + rb * kRows;
     const int head0 = kvh * p.g + rb * kRows;
-    const size_t step = (size_t)p.g * D / 4;  // float4s from one part to the next
-    for (int c = tid; c < rows * (D / 4); c += kThreads) {
-        const int r = c / (D / 4), d4 = c % (D / 4);
-        const float4* part = reinterpret_cast<const float4*>(p.part_o + (first * p.g + rb * kRows + r) * D) + d4;
-        const float* wr = w + r * n;
-        float4 O = make_float4(0.f, 0.f, 0.f, 0.f);
-        auto add = [&](float4 x, float weight) {
-            O.x += weight * x.x, O.y += weight * x.y, O.z += weight * x.z, O.w += weight * x.w;
-        };
-        int s = 0;
-        for (; s + 8 <= n; s += 8) {
-            float4 x[8];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) x[u] = __ldcg(part + (s + u) * step);
-#pragma unroll
-            for (int u = 0; u < 8; ++u) add(x[u], wr[s + u]);
-        }
-        for (; s < n; ++s) add(__ldcg(part + s * step), wr[s]);
-        __nv_bfloat16* out = p.o + ((size_t)it.b * p.H_q + head0 + r) * D + 4 * d4;
-        out[0] = __float2bfloat16_rn(O.x), out[1] = __float2bfloat16_rn(O.y);
-        out[2] = __float2bfloat16_rn(O.z), out[3] = __float2bfloat16_rn(O.w);
-    }
+    if (rows * (D / 4) <= kThreads) merge_chunks<D, 1, 8>(p, it, row0, head0, rows);
+    else merge_chunks<D, kChunks<D>, 4>(p, it, row0, head0, rows);
 }
 
 // Block (item, KV head, row block): query heads kvh·g + 16·rb … of sequence b against the item's keys. Each warp owns
@@ -448,28 +483,42 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
             *reinterpret_cast<float2*>(w_acc + (warp * kRows + lane / 4 + 8 * h) * kAccStride + nt * 8 + 2 * (lane % 4)) =
                 make_float2(acc[nt][2 * h], acc[nt][2 * h + 1]);
     __syncthreads();
+    // The four warps' results combined, each warp's row weighted by 2^(m − max). Thread t serves row t / T and its
+    // float4s t % T, t % T + T, … (k of them, T = D/4 / k threads a row; k = 1, 2 or 4, as few as the block's rows
+    // allow): each thread weighs the four warps' rows once, and its float4s' loads from shared memory go out together.
     const bool split = it.n > 1;
-    for (int c = tid; c < rows * D; c += kThreads) {
-        const int r = c / D, d = c % D;
-        float M = -INFINITY;
+    constexpr int C4 = D / 4;
+    int k = 1;
+    while (k < kChunks<D> && rows * C4 > k * kThreads) k *= 2;
+    const int T = C4 / k, r = tid / T, j = tid % T;
+    if (r < rows) {
+        float M = -INFINITY, L = 0.f, scale[4];
 #pragma unroll
         for (int w = 0; w < 4; ++w) M = fmaxf(M, w_m[w * kRows + r]);
-        float L = 0.f, O = 0.f;
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
-            const float scale = w_m[w * kRows + r] == -INFINITY ? 0.f : exp2f(w_m[w * kRows + r] - M);
-            L += w_l[w * kRows + r] * scale;
-            O += w_acc[(w * kRows + r) * kAccStride + d] * scale;
+            scale[w] = w_m[w * kRows + r] == -INFINITY ? 0.f : exp2f(w_m[w * kRows + r] - M);
+            L += w_l[w * kRows + r] * scale[w];
         }
-        if (!split) {
-            p.o[((size_t)it.b * p.H_q + head0 + r) * D + d] = __float2bfloat16_rn(O / L);
-        } else {
-            const size_t row = ((size_t)it.first + (size_t)kvh * it.n + it.s) * p.g + rb * kRows + r;
-            p.part_o[row * D + d] = O / L;
-            if (d == 0) p.part_lse[row] = M + log2f(L);
+        const float inv = 1.f / L;
+        const size_t part_row = ((size_t)it.first + (size_t)kvh * it.n + it.s) * p.g + rb * kRows + r;
+#pragma unroll
+        for (int i = 0; i < kChunks<D>; ++i) {
+            if (i >= k) break;
+            const int d4 = j + i * T;
+            float4 O = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int w = 0; w < 4; ++w) {
+                const float4 x = *reinterpret_cast<const float4*>(w_acc + (w * kRows + r) * kAccStride + 4 * d4);
+                O.x += scale[w] * x.x, O.y += scale[w] * x.y, O.z += scale[w] * x.z, O.w += scale[w] * x.w;
+            }
+            O.x *= inv, O.y *= inv, O.z *= inv, O.w *= inv;
+            if (!split) store_bf16x4(p.o + ((size_t)it.b * p.H_q + head0 + r) * D + 4 * d4, O);
+            else reinterpret_cast<float4*>(p.part_o + part_row * D)[d4] = O;
         }
+        if (split && j == 0) p.part_lse[part_row] = M + log2f(L);
     }
-    if (split) merge_parts<D>(p, it, kvh, rb, rows, reinterpret_cast<float*>(smem_raw));
+    if (split) merge_parts<D>(p, it, kvh, rb, rows);
 }
 
 // The memory's peak bytes a second for each SM: its clock (kHz, two transfers a cycle) × its bus (bits) / 8 / SMs.
@@ -499,7 +548,6 @@ static void launch(const Geometry& g, const __nv_bfloat16* q, const __nv_bfloat1
                    __nv_bfloat16* o, const int* table, const int* lengths) {
     constexpr size_t smem = kDecodeSmem<D, STAGES>;
     static_assert(smem >= (4 * kRows * (D + 8) + 8 * kRows) * sizeof(float), "the warps' results must fit the tiles' memory");
-    static_assert(smem >= kRows * 256 * sizeof(float), "a merge's weights (up to 256 parts a row) must fit it too");
     const int group = g.H_q / g.H_kv, row_blocks = (group + kRows - 1) / kRows;
     const long long units = (long long)g.H_kv * row_blocks;
     const long long slots = (long long)attn::sm_count() *
