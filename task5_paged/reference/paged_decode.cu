@@ -224,7 +224,7 @@ struct DecodeArgs {
     int ints[N];
 };
 
-// A block's share of its rows' outputs, four adjacent values of one row a thread: kChunks<D> float4s at most.
+// The most float4s of output one thread combines or merges: a block's 16 rows of D / 4 float4s over its threads.
 template <int D>
 constexpr int kChunks = kRows * (D / 4) / kThreads;
 
@@ -485,7 +485,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     __syncthreads();
     // The four warps' results combined, each warp's row weighted by 2^(m − max). Thread t serves row t / T and its
     // float4s t % T, t % T + T, … (k of them, T = D/4 / k threads a row; k = 1, 2 or 4, as few as the block's rows
-    // allow): each thread weighs the four warps' rows once, and its float4s' loads from shared memory go out together.
+    // allow): each thread weighs the four warps' rows once, not once for each of its values.
     const bool split = it.n > 1;
     constexpr int C4 = D / 4;
     int k = 1;
