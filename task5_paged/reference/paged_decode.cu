@@ -247,8 +247,9 @@ __device__ void merge_chunks(const DecodeParams& p, const Item& it, size_t row0,
     float4 O[NCH];
 #pragma unroll
     for (int i = 0; i < NCH; ++i) {
-        const int c = threadIdx.x + i * kThreads, r = c / C4 < rows ? c / C4 : 0;
+        const int c = threadIdx.x + i * kThreads;
         mine[i] = c / C4 < rows;
+        const int r = mine[i] ? c / C4 : 0;  // a chunk past the rows points at row 0 and is never read
         part[i] = reinterpret_cast<const float4*>(p.part_o + (row0 + r) * D) + c % C4;
         lse[i] = p.part_lse + row0 + r;
         M[i] = -INFINITY, L[i] = 0.f, O[i] = make_float4(0.f, 0.f, 0.f, 0.f);
