@@ -156,6 +156,7 @@ step "profile summary: ncu CSV parser (fixture)" $PY tools/profile/test_profile_
 step "stalls by source line: ncu source-page parser (fixture)" $PY tools/profile/test_stalls_by_line.py
 step "bf16 rounds table: medians of the benchmarks' logs (fixture)" $PY tools/vs_torch/test_rounds_table.py
 step "controls and exploits: an unknown --only name refused, the nearest named" $PY tools/controls/test_selected.py
+step "reference times: a shape the grader could not time refused (stand-in grader)" $PY tools/gpu/test_reference_times.py
 step "torch timing: the GPU waits while a call is queued (stand-ins)" $PY tools/vs_torch/test_event_timing.py
 step "pictures of a run: results.json fixture" $PY tools/pictures/test_plot_results.py
 step "python bridge on the GPU (or skip)" env ATTNLAB_IMPL=reference $PY python/tests/test_bridge_gpu.py

@@ -62,6 +62,8 @@ def main():
             if e.get("state") != "performance":
                 continue
             shape = t["name"].split(": performance ", 1)[1]
+            if not e.get("ms", 0) > 0 or e.get("failed_calls"):  # a shape the grader could not time is not a time of 0
+                sys.exit(f"reference_times: {t['name']}: not timed ({e.get('reason') or 'no time'}; grader output in {out})")
             times.setdefault(f"task{key or e['task']}", {})[shape] = round(e["ms"], 4)
     if not gpu or not times:
         sys.exit("reference_times: no GPU name or no timed shape in the grader's results")
