@@ -9,13 +9,15 @@ ships that file: its `make grade` estimates speed credit from it.
     tools/gpu/reference_times.py [--grader build/reference/bin/grader] [--bin-dir build/reference/bin] [--file F] [--part 4d]
 
 --part P times that bonus part alone and replaces its key ("task4d") for this GPU, keeping the other keys and saying the
-part's date beside the GPU's.
+part's date beside the GPU's. A shape the grader could not time (a runner that did not start: run it where
+tools/gpu/gpu_session.sh runs, with the runners' sandbox) stops it, named with the grader's reason; nothing is written.
 """
 import argparse
 import datetime
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,6 +67,7 @@ def main():
             if not e.get("ms", 0) > 0 or e.get("failed_calls"):  # a shape the grader could not time is not a time of 0
                 sys.exit(f"reference_times: {t['name']}: not timed ({e.get('reason') or 'no time'}; grader output in {out})")
             times.setdefault(f"task{key or e['task']}", {})[shape] = round(e["ms"], 4)
+        shutil.rmtree(out)  # kept only where a shape stops the script, for a person to read
     if not gpu or not times:
         sys.exit("reference_times: no GPU name or no timed shape in the grader's results")
     path = os.path.join(ROOT, args.file)
