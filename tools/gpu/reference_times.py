@@ -25,9 +25,12 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def grader_results(cmd, out):
-    """Runs the grader; its results.json, or the exit with its output when it timed nothing."""
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+def grader_results(cmd):
+    """Runs the grader (its --out a fresh folder); its results.json, or the exit, kept folder named, when it timed
+    nothing or left a shape untimed (a runner that did not start: each shape's ms 0, a failed call). A shape the grader
+    could not time is not a time of 0."""
+    out = tempfile.mkdtemp(prefix="reference-times-")
+    p = subprocess.run([*cmd, "--out", out], cwd=ROOT, capture_output=True, text=True)
     try:
         with open(os.path.join(out, "results.json")) as f:
             results = json.load(f)
@@ -36,6 +39,11 @@ def grader_results(cmd, out):
     if p.returncode != 0 or results is None or any(t["extra_data"]["state"] == "not run" for t in results["tests"]):
         print(p.stdout[-2000:], p.stderr[-2000:])
         sys.exit(f"reference_times: the grader could not time the reference here ({' '.join(cmd)})")
+    for t in results["tests"]:
+        e = t["extra_data"]
+        if e.get("state") == "performance" and (not e.get("ms", 0) > 0 or e.get("failed_calls")):
+            sys.exit(f"reference_times: {t['name']}: not timed ({e.get('reason') or 'no time'}; grader output in {out})")
+    shutil.rmtree(out)
     return results
 
 
@@ -54,20 +62,15 @@ def main():
     # The tasks in one grader run, then each timed bonus part alone (grader --part: a part's timing, keyed "task5b").
     runs = [("", ["--task", "4", "--task", "5"])] + [(part, ["--part", part]) for part in timed_parts]
     for key, selection in [r for r in runs if r[0] == args.part] if args.part else runs:
-        out = tempfile.mkdtemp(prefix="reference-times-")
-        cmd = [args.grader, *selection, "--perf-only", "--bin-dir", args.bin_dir, "--reference-bin-dir", "", "--out", out,
-               "--impl", "reference"]
-        results = grader_results(cmd, out)
+        cmd = [args.grader, *selection, "--perf-only", "--bin-dir", args.bin_dir, "--reference-bin-dir", "", "--impl", "reference"]
+        results = grader_results(cmd)
         gpu = gpu or results["extra_data"].get("gpu", "")
         for t in results["tests"]:
             e = t["extra_data"]
             if e.get("state") != "performance":
                 continue
             shape = t["name"].split(": performance ", 1)[1]
-            if not e.get("ms", 0) > 0 or e.get("failed_calls"):  # a shape the grader could not time is not a time of 0
-                sys.exit(f"reference_times: {t['name']}: not timed ({e.get('reason') or 'no time'}; grader output in {out})")
             times.setdefault(f"task{key or e['task']}", {})[shape] = round(e["ms"], 4)
-        shutil.rmtree(out)  # kept only where a shape stops the script, for a person to read
     if not gpu or not times:
         sys.exit("reference_times: no GPU name or no timed shape in the grader's results")
     path = os.path.join(ROOT, args.file)
