@@ -316,6 +316,20 @@ __device__ void merge_parts(const DecodeParams& p, const Item& it, int kvh, int 
     else merge_chunks<D, kChunks<D>, 4>(p, it, row0, head0, rows);
 }
 
+// K and V pass through the L2 once, so their loads mark the lines evict-first, leaving the L2 to what a call reads
+// again: the split pieces' parts in the merge, the page table, the query (which of these mattered was not measured).
+// On an H200 this took the ragged batch 2.6–3.3 % faster and B = 1 0.7–0.9 %, the 1 GB rows level and MQA 0.4–1.8 %
+// slower; MQA's loads left unmarked lost as much (docs/perf.md, "5b's loads: L2 hints").
+__device__ __forceinline__ unsigned long long evict_first_policy() {
+    unsigned long long policy;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    return policy;
+}
+__device__ __forceinline__ void cp_async16_evict_first(unsigned dst, const void* src, bool valid, unsigned long long policy) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0),
+                 "l"(policy));
+}
+
 // Block (item, KV head, row block): query heads kvh·g + 16·rb … of sequence b against the item's keys. Each warp owns
 // 16 keys of every 64-key tile and keeps its own running max, sum and output (16 × D in mma C fragments; the query's
 // A fragments stay in registers); the four are combined through shared memory at the end. Key tiles come page by
@@ -361,6 +375,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     }
     constexpr unsigned kStageBytes = kKeys * D * sizeof(__nv_bfloat16);
     const size_t step = RSTEP * row_stride;  // from one of a thread's rows to its next, in a page that holds the tile
+    const unsigned long long policy = evict_first_policy();
     auto load_tile = [&](int stage, int key_start) {
         const unsigned at = stage * kStageBytes;
         if (whole_page) {  // the branch is the same for the whole block: no divergence
@@ -371,8 +386,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
 #pragma unroll
             for (int i = 0; i < PER; ++i) {
                 const bool valid = i * RSTEP < rows_left;
-                cp_async16(k_dst[i] + at, valid ? k + i * step : k_head, valid);
-                cp_async16(v_dst[i] + at, valid ? v + i * step : v_head, valid);
+                cp_async16_evict_first(k_dst[i] + at, valid ? k + i * step : k_head, valid, policy);
+                cp_async16_evict_first(v_dst[i] + at, valid ? v + i * step : v_head, valid, policy);
             }
         } else {
 #pragma unroll
@@ -381,8 +396,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
                 const bool valid = pos < it.key1;
                 const size_t off =
                     valid ? ((size_t)table[pos >> p.page_shift] << p.page_shift | (pos & page_mask)) * row_stride : 0;
-                cp_async16(k_dst[i] + at, k_head + off, valid);
-                cp_async16(v_dst[i] + at, v_head + off, valid);
+                cp_async16_evict_first(k_dst[i] + at, k_head + off, valid, policy);
+                cp_async16_evict_first(v_dst[i] + at, v_head + off, valid, policy);
             }
         }
     };
