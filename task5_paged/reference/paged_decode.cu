@@ -319,7 +319,7 @@ __device__ void merge_parts(const DecodeParams& p, const Item& it, int kvh, int 
 // K and V pass through the L2 once, so their loads mark the lines evict-first, leaving the L2 to what a call reads
 // again: the split pieces' parts in the merge, the page table, the query (which of these mattered was not measured).
 // On an H200 this took the ragged batch 2.6–3.3 % faster and B = 1 0.7–0.9 %, the 1 GB rows level and MQA 0.4–1.8 %
-// slower; MQA's loads left unmarked lost as much (docs/perf.md, "5b's loads: L2 hints").
+// slower; MQA's loads left unmarked (a branch at each load) lost as much (docs/perf.md, "5b's loads: L2 hints").
 __device__ __forceinline__ unsigned long long evict_first_policy() {
     unsigned long long policy;
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));

@@ -38,7 +38,7 @@ def grader_results(cmd):
         results = None
     if p.returncode != 0 or results is None or any(t["extra_data"]["state"] == "not run" for t in results["tests"]):
         print(p.stdout[-2000:], p.stderr[-2000:])
-        sys.exit(f"reference_times: the grader could not time the reference here ({' '.join(cmd)})")
+        sys.exit(f"reference_times: the grader could not time the reference here ({' '.join(cmd)}; grader output in {out})")
     for t in results["tests"]:
         e = t["extra_data"]
         if e.get("state") == "performance" and (not e.get("ms", 0) > 0 or e.get("failed_calls")):
