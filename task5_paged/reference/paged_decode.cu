@@ -352,11 +352,6 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     const int* table = ints + it.table0;
     const int page_mask = (1 << p.page_shift) - 1;
 
-    for (int c = tid; c < kRows * CH; c += kThreads) {  // the block's query rows (zeros past the group)
-        const int r = c / CH, ch = c % CH;
-        const uint4 x = r < rows ? *reinterpret_cast<const uint4*>(q + (size_t)r * D + ch * 8) : make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(sQ + tile_offset<D, true>(r, ch)) = x;
-    }
     // Each thread moves one 16-byte column `ch` of rows r0, r0 + RSTEP, … of every tile, for K and for V (the two
     // share their offsets). Where a page holds the whole tile (page_size ≥ 64: tiles start at multiples of 64), one
     // table lookup serves the tile's rows; smaller pages look each row's page up.
@@ -401,13 +396,24 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
             }
         }
     };
+    // The block's query rows (zeros past the group) travel with the first tile, by cp.async. Loaded through registers,
+    // they held each thread until they arrived before it could ask for any key tile: on an H200 this took MQA 1–2 %
+    // faster and B = 1 0.5 % (docs/perf.md, "5b's query by cp.async").
+    auto load_query = [&] {
+        for (int c = tid; c < kRows * CH; c += kThreads) {
+            const int r = c / CH, ch = c % CH;
+            cp_async16(smem_u32(sQ + tile_offset<D, true>(r, ch)), q + (size_t)min(r, rows - 1) * D + ch * 8, r < rows);
+        }
+    };
     const int tiles = (it.key1 - it.key0 + kKeys - 1) / kKeys;
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < tiles) load_tile(s, it.key0 + s * kKeys);
+        if (s == 0) load_query();
         cp_async_commit();
     }
 
-    __syncthreads();  // the query rows are in shared memory: each warp keeps their A fragments in registers
+    cp_async_wait<STAGES - 2>();  // the first group: the first tile and the query rows
+    __syncthreads();              // each warp keeps the query's A fragments in registers
     unsigned qa[D / 16][4];
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
