@@ -5,6 +5,10 @@
 //   benchmark times this: a copy's fixed costs are half as heavy per byte as a read's, so at 134 MB a read-only kernel
 //   reaches 96–97 % of a copy on an H200, 104–105 % from 0.5 GB up (docs/perf.md, "The L2 flush: clean, not dirty").
 //
+// read_pages: the same for a paged cache's pages, in the order its page table lists them: scattered pages of a few KB
+//   read slower than one buffer (on an H200, MQA's pages of 16 KB, docs/perf.md, "5b's query by cp.async; where MQA's
+//   time goes").
+//
 // flush_l2_clean: the benchmarks' L2 flush before a timed call (bench.h; the torch scripts flush the same way,
 //   tools/vs_torch/event_timing.py). A flush by writing (a memset of twice the L2, as the benchmarks did until
 //   2026-11-28) leaves the L2 full of dirty lines, and the timed call pays to write them back: on an H200 (60 MB of L2)
@@ -22,6 +26,11 @@ namespace attn {
 // Reads `bytes` (a multiple of 16, 16-byte aligned) from device memory at `p` on stream 0, a grid-stride loop with
 // four 16-byte loads in flight a thread, streaming past the caches; writes nothing the caller sees.
 void read_stream(const void* p, size_t bytes);
+
+// Reads `n` pages of two pools, K's and V's, the page numbers in `pages` (device memory): page j at k + pages[j] ·
+// page_bytes and v + pages[j] · page_bytes, page_bytes a multiple of 16 (and both pools 16-byte aligned), as read_stream
+// reads a buffer. A paged cache's own ceiling: the bytes a decode reads, where its pages lie (bench_task5_paged).
+void read_pages(const void* k, const void* v, const int* pages, int n, size_t page_bytes);
 
 // Reads `bytes` (the same conditions; at least twice the L2) at `p` on `stream` with plain loads, so that every line
 // the L2 held before is evicted, dirty ones written back, and the lines left are clean and belong to no timed call.
