@@ -1,7 +1,6 @@
-// read_stream.cu — kernels that only read (read_stream.h): the ceiling for kernels that read their inputs once (a buffer, or
-//   a paged cache's pages), which
-//   bench_task5_paged times beside a copy of the same bytes, and the benchmarks' L2 flush (bench.cpp). Built into every
-//   program by the Makefile (HARNESS_SRC).
+// read_stream.cu — kernels that only read (read_stream.h): the ceiling for kernels that read their inputs once (one
+//   buffer, or a paged cache's pages where they lie), which bench_task5_paged times beside a copy of the same bytes, and
+//   the benchmarks' L2 flush (bench.cpp). Built into every program by the Makefile (HARNESS_SRC).
 #include <cstdint>
 #include <stdexcept>
 #include <string>

@@ -398,7 +398,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     };
     // The block's query rows (zeros past the group) travel with the first tile, by cp.async. Loaded through registers,
     // they held each thread until they arrived before it could ask for any key tile: on an H200 this took MQA 1–2 %
-    // faster and B = 1 0.5 % (docs/perf.md, "5b's query by cp.async").
+    // faster and B = 1 0.5 % (docs/perf.md, "5b's query by cp.async; where MQA's time goes").
     auto load_query = [&] {
         for (int c = tid; c < kRows * CH; c += kThreads) {
             const int r = c / CH, ch = c % CH;
