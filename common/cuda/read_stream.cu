@@ -20,42 +20,40 @@ __device__ __forceinline__ uint4 load(const uint4* p) {
     return STREAMING ? __ldcs(p) : __ldcg(p);
 }
 
-template <bool STREAMING>
-__global__ void read_kernel(const uint4* __restrict__ p, size_t n, unsigned* sink) {
+// The loop both kernels share: chunks 0 … n − 1 (chunk i at at(i)), grid-stride, four loads in flight a thread.
+template <bool STREAMING, class I, class At>
+__device__ __forceinline__ void read_chunks(I n, At at, unsigned* sink) {
     unsigned acc = 0;
-    const size_t stride = size_t(gridDim.x) * blockDim.x;
-    size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const I stride = I(gridDim.x) * blockDim.x;
+    I i = I(blockIdx.x) * blockDim.x + threadIdx.x;
     for (; i + 3 * stride < n; i += 4 * stride) {
-        const uint4 a = load<STREAMING>(p + i), b = load<STREAMING>(p + i + stride), c = load<STREAMING>(p + i + 2 * stride),
-                    d = load<STREAMING>(p + i + 3 * stride);
+        const uint4 a = load<STREAMING>(at(i)), b = load<STREAMING>(at(i + stride)), c = load<STREAMING>(at(i + 2 * stride)),
+                    d = load<STREAMING>(at(i + 3 * stride));
         acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
     }
     for (; i < n; i += stride) {
-        const uint4 a = load<STREAMING>(p + i);
+        const uint4 a = load<STREAMING>(at(i));
         acc ^= a.x ^ a.y ^ a.z ^ a.w;
     }
     if (acc == 0x9E3779B9u) sink[blockIdx.x] = acc;
 }
 
+template <bool STREAMING>
+__global__ void read_kernel(const uint4* __restrict__ p, size_t n, unsigned* sink) {
+    read_chunks<STREAMING>(n, [p](size_t i) { return p + i; }, sink);
+}
+
 // read_pages' kernel: chunk i of the 2·n·P (P = 16-byte chunks a page) is pool i / (n·P)'s chunk i mod P of page
-// pages[(i mod n·P) / P]; 32-bit indices (the caller checks that they fit), four loads in flight a thread.
+// pages[(i mod n·P) / P]; 32-bit indices (the caller checks that they fit).
 __global__ void read_pages_kernel(const uint4* __restrict__ k, const uint4* __restrict__ v, const int* __restrict__ pages,
                                   unsigned per_pool, unsigned per_page, unsigned* sink) {
-    const unsigned n = 2 * per_pool, stride = gridDim.x * blockDim.x;
-    auto at = [&](unsigned i) {
-        const unsigned j = i < per_pool ? i : i - per_pool, page = j / per_page;
-        return (i < per_pool ? k : v) + (size_t)pages[page] * per_page + (j - page * per_page);
-    };
-    unsigned acc = 0, i = blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < n; i += 4 * stride) {
-        const uint4 a = __ldcs(at(i)), b = __ldcs(at(i + stride)), c = __ldcs(at(i + 2 * stride)), d = __ldcs(at(i + 3 * stride));
-        acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
-    }
-    for (; i < n; i += stride) {
-        const uint4 a = __ldcs(at(i));
-        acc ^= a.x ^ a.y ^ a.z ^ a.w;
-    }
-    if (acc == 0x9E3779B9u) sink[blockIdx.x] = acc;
+    read_chunks<true>(
+        2 * per_pool,
+        [=](unsigned i) {
+            const unsigned j = i < per_pool ? i : i - per_pool, page = j / per_page;
+            return (i < per_pool ? k : v) + (size_t)pages[page] * per_page + (j - page * per_page);
+        },
+        sink);
 }
 
 constexpr int kReadBlocks = 2048, kReadThreads = 512;  // every SM full (4 blocks of 512) several times over; 528 … 2112 measured alike
