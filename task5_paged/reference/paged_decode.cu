@@ -334,9 +334,10 @@ __device__ __forceinline__ void cp_async16_evict_first(unsigned dst, const void*
 // 16 keys of every 64-key tile and keeps its own running max, sum and output (16 × D in mma C fragments; the query's
 // A fragments stay in registers); the four are combined through shared memory at the end. Key tiles come page by
 // page with cp.async, STAGES − 1 tiles ahead; keys past the item's end are zero-filled and masked, so nothing past a
-// sequence's length is read.
+// sequence's length is read. (The launch bounds' one block an SM lets ptxas take the registers it needs: without it,
+// CUDA 13.0 held the three-stage kernel to 168 and spilled.)
 template <int D, int STAGES, int N>
-__global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant__ DecodeArgs<N> args) {
+__global__ void __launch_bounds__(kThreads, 1) decode_kernel(const __grid_constant__ DecodeArgs<N> args) {
     constexpr int CH = D / 8;  // 16-byte chunks a row
     const DecodeParams& p = args.p;
     const int* ints = N > 1 ? args.ints : p.ints;
@@ -361,18 +362,19 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     const __nv_bfloat16* k_head = p.k_pages + (size_t)kvh * D + ch * 8;
     const __nv_bfloat16* v_head = p.v_pages + (size_t)kvh * D + ch * 8;
     const bool whole_page = p.page_shift >= 6;
-    // Shared-memory addresses of this thread's chunks in stage 0 (a stage further is a fixed step), once.
-    unsigned k_dst[PER], v_dst[PER];
+    // Shared-memory addresses of this thread's chunks of K in the stage the next load fills (V's are a fixed step past
+    // them), moved on a stage after each load. Kept whole in each thread, not as stage 0's plus an offset the block
+    // shares: CUDA 13.0's ptxas puts such an offset in a uniform register, and a cp.async that adds one and also carries
+    // an L2 hint it encodes with registers nothing writes, an illegal instruction at run time (sm_90, four stages;
+    // docs/perf.md, "An illegal instruction in 5b's four-stage decode").
+    constexpr unsigned kStageBytes = kKeys * D * sizeof(__nv_bfloat16), kToV = STAGES * kStageBytes;
+    unsigned k_dst[PER];
 #pragma unroll
-    for (int i = 0; i < PER; ++i) {
-        const int off = tile_offset<D, true>(r0 + i * RSTEP, ch);
-        k_dst[i] = smem_u32(sK + off), v_dst[i] = smem_u32(sV + off);
-    }
-    constexpr unsigned kStageBytes = kKeys * D * sizeof(__nv_bfloat16);
+    for (int i = 0; i < PER; ++i) k_dst[i] = smem_u32(sK + tile_offset<D, true>(r0 + i * RSTEP, ch));
+    int fill = 0;  // the stage k_dst is in
     const size_t step = RSTEP * row_stride;  // from one of a thread's rows to its next, in a page that holds the tile
     const unsigned long long policy = evict_first_policy();
-    auto load_tile = [&](int stage, int key_start) {
-        const unsigned at = stage * kStageBytes;
+    auto load_tile = [&](int key_start) {
         if (whole_page) {  // the branch is the same for the whole block: no divergence
             const __nv_bfloat16* k = k_head + ((size_t)table[key_start >> p.page_shift] << p.page_shift | (key_start & page_mask)) *
                                                   row_stride + r0 * row_stride;
@@ -381,8 +383,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
 #pragma unroll
             for (int i = 0; i < PER; ++i) {
                 const bool valid = i * RSTEP < rows_left;
-                cp_async16_evict_first(k_dst[i] + at, valid ? k + i * step : k_head, valid, policy);
-                cp_async16_evict_first(v_dst[i] + at, valid ? v + i * step : v_head, valid, policy);
+                cp_async16_evict_first(k_dst[i], valid ? k + i * step : k_head, valid, policy);
+                cp_async16_evict_first(k_dst[i] + kToV, valid ? v + i * step : v_head, valid, policy);
             }
         } else {
 #pragma unroll
@@ -391,10 +393,14 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
                 const bool valid = pos < it.key1;
                 const size_t off =
                     valid ? ((size_t)table[pos >> p.page_shift] << p.page_shift | (pos & page_mask)) * row_stride : 0;
-                cp_async16_evict_first(k_dst[i] + at, k_head + off, valid, policy);
-                cp_async16_evict_first(v_dst[i] + at, v_head + off, valid, policy);
+                cp_async16_evict_first(k_dst[i], k_head + off, valid, policy);
+                cp_async16_evict_first(k_dst[i] + kToV, v_head + off, valid, policy);
             }
         }
+        const bool wrap = ++fill == STAGES;
+        if (wrap) fill = 0;
+#pragma unroll
+        for (int i = 0; i < PER; ++i) k_dst[i] = wrap ? k_dst[i] - (STAGES - 1) * kStageBytes : k_dst[i] + kStageBytes;
     };
     // The block's query rows (zeros past the group) travel with the first tile, by cp.async. Loaded through registers,
     // they held each thread until they arrived before it could ask for any key tile: on an H200 this took MQA 1–2 %
@@ -407,7 +413,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     };
     const int tiles = (it.key1 - it.key0 + kKeys - 1) / kKeys;
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < tiles) load_tile(s, it.key0 + s * kKeys);
+        if (s < tiles) load_tile(it.key0 + s * kKeys);  // stage s
         if (s == 0) load_query();
         cp_async_commit();
     }
@@ -425,7 +431,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const __grid_constant_
     for (int t = 0; t < tiles; ++t) {
         cp_async_wait<STAGES - 2>();
         __syncthreads();
-        if (t + STAGES - 1 < tiles) load_tile((t + STAGES - 1) % STAGES, it.key0 + (t + STAGES - 1) * kKeys);
+        if (t + STAGES - 1 < tiles) load_tile(it.key0 + (t + STAGES - 1) * kKeys);  // stage (t + STAGES − 1) mod STAGES
         cp_async_commit();
         const __nv_bfloat16* k = sK + (t % STAGES) * kKeys * D;
         const __nv_bfloat16* v = sV + (t % STAGES) * kKeys * D;
