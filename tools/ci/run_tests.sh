@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_tests.sh — everything `make test` (and so CI) checks, in order, with one summary line.
 #
-# deps → goldens → skeleton drift → build both sides → harness unit tests → profile-summary parser and
+# deps → goldens → skeleton drift → build both sides → the reference's machine code (cuobjdump) → harness unit tests → profile-summary parser and
 # result pictures (fixtures) → the Python bridge (python/tests: its checks on the CPU; on a GPU, or skipped) →
 # make profile/sanitize-task4 (run, or skipped without a GPU) → reference tests (must pass) → skeleton tests
 # (must fail cleanly, naming each TODO) → grader on both sides → negative controls → exploit suite → the student kit. A step that fails is counted and the run goes on; exit 1 if any failed.
@@ -148,6 +148,8 @@ beside "goldens" $MAKE goldens-if-stale
 step "build reference" $MAKE -j$JOBS IMPL=reference all
 joined
 step "build skeleton" $MAKE -j$JOBS IMPL=skeleton all
+step "machine code: no cp.async on unwritten uniform registers" bash -c \
+  "$PY tools/ci/check_sass.py --self-test && $PY tools/ci/check_sass.py build/reference"
 step "harness unit tests" ./build/reference/bin/unit_tests
 step "timed calls' oracles against float64 (GPU or skip)" ./build/reference/bin/grader_gpu_tests
 step "grader's command line (CLI11)" grader_command_line ./build/reference/bin/grader

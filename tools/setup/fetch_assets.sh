@@ -3,6 +3,8 @@
 #   .deps/gpt2.tiktoken  GPT-2's BPE ranks (base64 token, rank per line), the one file taken from the
 #                        sdist of openai-whisper==20250625 (whisper itself is not installed); sha256 checked
 #   .deps/py/            tiktoken (PyPI), the reference tokenizer the C++ one is checked against
+#   .deps/cuda-tools/    cuobjdump and nvdisasm (PyPI, NVIDIA's wheels; the course repository only): make test reads the
+#                        reference's machine code with them (tools/ci/check_sass.py); the toolkit here has nvcc, not these
 # Called by tools/setup/install_deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,5 +24,12 @@ fi
 if ! PYTHONPATH=$DEPS/py $PY -c "import tiktoken" 2>/dev/null; then
   $PY -m pip install -q --disable-pip-version-check --break-system-packages --target "$DEPS/py" tiktoken==0.14.0
   echo "assets: tiktoken in $DEPS/py"
+fi
+# (the course repository only: the student kit has no reference to check)
+if ls task*/reference >/dev/null 2>&1 &&
+   { [ ! -x "$DEPS/cuda-tools/nvidia/cu13/bin/cuobjdump" ] || [ ! -x "$DEPS/cuda-tools/nvidia/cu13/bin/nvdisasm" ]; }; then
+  $PY -m pip install -q --disable-pip-version-check --break-system-packages --target "$DEPS/cuda-tools" \
+    nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37
+  echo "assets: cuobjdump and nvdisasm in $DEPS/cuda-tools"
 fi
 echo "assets: present"
