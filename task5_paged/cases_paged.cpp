@@ -511,6 +511,10 @@ std::vector<GradeCase> paged_grade_cases() {
             return lengths;
         }()});
     add("long: lengths 1 … 32768 in one batch", 2.0, "long", {8, 2, 128, 64, {1, 700, 9000, 32768}});
+    // Pieces of many tiles over pages smaller than a tile: the loads of a pipeline's steady state on the page-by-page
+    // path, which short pieces never reach (the reference's four-stage D = 64 decode once faulted there only:
+    // docs/perf.md, "An illegal instruction in 5b's four-stage decode").
+    add("long at D=64 over pages of 16: lengths 5 … 32768", 0.5, "long", {8, 2, 64, 16, {32768, 5, 20000, 32768}});
     add("B·H_kv = 66000 (past gridDim.y's 65535)", 0.5, "long", {1000, 1000, 64, 1, std::vector<int>(66, 2)});
     for (int draw = 0; draw < 4; ++draw)
         cases.push_back({fmt::format("fresh inputs #{}", draw + 1), 1.0, [draw] { return fresh_case(draw); }, "fresh"});
