@@ -334,8 +334,8 @@ __device__ __forceinline__ void cp_async16_evict_first(unsigned dst, const void*
 // 16 keys of every 64-key tile and keeps its own running max, sum and output (16 × D in mma C fragments; the query's
 // A fragments stay in registers); the four are combined through shared memory at the end. Key tiles come page by
 // page with cp.async, STAGES − 1 tiles ahead; keys past the item's end are zero-filled and masked, so nothing past a
-// sequence's length is read. (The launch bounds' one block an SM lets ptxas take the registers it needs: without it,
-// CUDA 13.0 held the three-stage kernel to 168 and spilled.)
+// sequence's length is read. (The launch bounds' minimum of one block an SM lets ptxas take the registers it needs:
+// without a minimum, CUDA 13.0 held the three-stage kernel to 168 and spilled.)
 template <int D, int STAGES, int N>
 __global__ void __launch_bounds__(kThreads, 1) decode_kernel(const __grid_constant__ DecodeArgs<N> args) {
     constexpr int CH = D / 8;  // 16-byte chunks a row

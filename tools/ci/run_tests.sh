@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run_tests.sh — everything `make test` (and so CI) checks, in order, with one summary line.
 #
-# deps → goldens → skeleton drift → build both sides → the reference's machine code (cuobjdump) → harness unit tests → profile-summary parser and
-# result pictures (fixtures) → the Python bridge (python/tests: its checks on the CPU; on a GPU, or skipped) →
+# deps → goldens → skeleton drift → build both sides → the reference's machine code (cuobjdump) → harness unit tests →
+# profile-summary parser and result pictures (fixtures) → the Python bridge (python/tests: its checks on the CPU; on a GPU, or skipped) →
 # make profile/sanitize-task4 (run, or skipped without a GPU) → reference tests (must pass) → skeleton tests
 # (must fail cleanly, naming each TODO) → grader on both sides → negative controls → exploit suite → the student kit. A step that fails is counted and the run goes on; exit 1 if any failed.
 set -uo pipefail
