@@ -7,8 +7,8 @@ instruction at run time, and only on the paths that reach it (5b's four-stage de
 instruction in 5b's four-stage decode"). Tests on one GPU take one path; this reads every kernel of every
 architecture built, with cuobjdump and nvdisasm (from PyPI: tools/setup/fetch_assets.sh).
 
-  check_sass.py OBJECT_ROOT       every OBJECT_ROOT/**/X.o built from a X.cu of the repository (not the negative
-                                  controls' and exploits' copies)
+  check_sass.py OBJECT_ROOT …     every OBJECT_ROOT/**/X.o built from a X.cu of the repository (not the negative
+                                  controls' and exploits' copies): make test gives build/reference and build/common
   check_sass.py --self-test       the parser on tools/ci/fixtures/unwritten_uniform.sass: must flag one kernel
 
 Exit 0: none found; 1: some (each named: object, architecture, kernel, instruction); 77: no cuobjdump or nvdisasm.
@@ -29,8 +29,9 @@ ARCH = re.compile(r"^\s*arch = (sm_\d+)")
 FUNCTION = re.compile(r"^\s*Function : (\S+)")
 INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
 PREDICATE = re.compile(r"^@!?U?P\w+\s+")
-# Uniform registers an instruction reads as a memory descriptor or as an address's offset.
-READS = re.compile(r"desc\[UR(\d+)\]|\+UR(\d+)\b")
+# Uniform registers an instruction reads as a memory descriptor (desc[URn] of a load, store or cp.async; not a wgmma's
+# gdesc[URn], whose A half goes unread when A comes from registers) or as an address's offset ([R+URn]).
+READS = re.compile(r"(?<![a-z])desc\[UR(\d+)\]|\+UR(\d+)\b")
 
 
 def tool(name):
@@ -79,6 +80,17 @@ def problems(listing):
     return found
 
 
+def source_of(obj):
+    """The repository's X.cu an object X.o was built from: the longest tail of its path that names one
+    (build/common/cuda/x.o: common/cuda/x.cu). Not the controls' and exploits' known-bad copies (build/…, grader/exploits/)."""
+    parts = obj.resolve().with_suffix(".cu").parts
+    for i in range(1, len(parts)):
+        rel = pathlib.PurePath(*parts[i:])
+        if (ROOT / rel).is_file():
+            return None if rel.parts[0] == "build" or rel.parts[:2] == ("grader", "exploits") else rel
+    return None
+
+
 def disassemble(obj, cuobjdump, env):
     r = subprocess.run([cuobjdump, "-sass", str(obj)], capture_output=True, text=True, env=env)
     if r.returncode != 0 and "does not contain device code" not in r.stderr:
@@ -94,7 +106,7 @@ def main():
         ok = kernels == {"bad_kernel"}
         print("self-test passed" if ok else "self-test FAILED: expected exactly bad_kernel flagged")
         return 0 if ok else 1
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         print(__doc__)
         return 2
     cuobjdump, nvdisasm = tool("cuobjdump"), tool("nvdisasm")
@@ -102,13 +114,7 @@ def main():
         print("skipped: cuobjdump or nvdisasm not found (tools/setup/fetch_assets.sh puts them in .deps/cuda-tools)")
         return 77
     env = dict(os.environ, PATH=os.path.dirname(nvdisasm) + os.pathsep + os.environ.get("PATH", ""))
-    base = pathlib.Path(sys.argv[1])
-    objects = []
-    for obj in sorted(base.rglob("*.o")):
-        rel = obj.relative_to(base).with_suffix(".cu")
-        # the repository's own sources: not the controls' and exploits' known-bad copies (build/, grader/exploits/)
-        if (ROOT / rel).is_file() and rel.parts[0] != "build" and rel.parts[:2] != ("grader", "exploits"):
-            objects.append(obj)
+    objects = [obj for base in sys.argv[1:] for obj in sorted(pathlib.Path(base).rglob("*.o")) if source_of(obj)]
     bad, kernels = 0, 0
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         for obj, listing, err in pool.map(lambda o: disassemble(o, cuobjdump, env), objects):

@@ -149,7 +149,7 @@ step "build reference" $MAKE -j$JOBS IMPL=reference all
 joined
 step "build skeleton" $MAKE -j$JOBS IMPL=skeleton all
 step "machine code: no cp.async on unwritten uniform registers" bash -c \
-  "$PY tools/ci/check_sass.py --self-test && $PY tools/ci/check_sass.py build/reference"
+  "$PY tools/ci/check_sass.py --self-test && $PY tools/ci/check_sass.py build/reference build/common"
 step "harness unit tests" ./build/reference/bin/unit_tests
 step "timed calls' oracles against float64 (GPU or skip)" ./build/reference/bin/grader_gpu_tests
 step "grader's command line (CLI11)" grader_command_line ./build/reference/bin/grader
